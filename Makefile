@@ -1,0 +1,57 @@
+# glue-recon developer tasks. `make help` lists them.
+# Tools installed by `make setup` (.venv, node_modules) are put on PATH for every recipe.
+
+SHELL := bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+export PATH := $(CURDIR)/.venv/bin:$(CURDIR)/node_modules/.bin:$(PATH)
+
+BIN := target/release/glue-recon
+BENCH_ARGS ?=
+
+.PHONY: help setup build demo test lint fmt bench moto-start moto-stop clean distclean
+
+help: ## List the targets
+	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) \
+	  | awk 'BEGIN {FS = ":.*## "}; {printf "  %-12s %s\n", $$1, $$2}'
+
+setup: ## Install dev tools: .venv (moto, duckdb, sam, ...), asl-validator, chromium
+	@scripts/setup.sh
+
+build: ## Build the release binary (target/release/glue-recon)
+	cargo build --release --workspace
+
+demo: ## Make sample data with planted differences and reconcile it (report under demo-data/reports)
+	cargo run --release --quiet --bin glue-recon -- sample-data --out demo-data
+	@rc=0; cargo run --release --quiet --bin glue-recon -- run --config demo-data/recon.toml --out demo-data/reports || rc=$$?; \
+	  if [ $$rc -gt 1 ]; then echo "demo: glue-recon could not run (exit $$rc)" >&2; exit $$rc; fi; \
+	  echo "demo: exit code $$rc ($$( [ $$rc = 0 ] && echo PASS/WARN || echo 'FAIL, as planted'))"; \
+	  echo "demo: HTML reports:"; ls -t demo-data/reports/*/*/report.html | head -n 5 | sed 's/^/  /'
+
+test: setup ## Run the tests (cargo test --release, against a local moto server), then lint
+	scripts/test.sh
+	$(MAKE) --no-print-directory lint
+
+lint: ## cargo fmt --check and clippy -D warnings
+	cargo fmt --all --check
+	cargo clippy --workspace --all-targets -- -D warnings
+
+fmt: ## Format the code
+	cargo fmt --all
+
+bench: setup build ## Compare glue-recon with DuckDB on 10M rows per side (BENCH_ARGS="--peers polars" ...)
+	.venv/bin/python bench/run_bench.py $(BENCH_ARGS)
+
+moto-start: ## Start a moto server by hand (prints its URL; see scripts/moto.sh)
+	@scripts/moto.sh start
+
+moto-stop: ## Stop the moto server started by moto-start
+	@scripts/moto.sh stop
+
+clean: ## Remove build output and generated data (keeps .venv and node_modules)
+	-@scripts/moto.sh stop 2>/dev/null
+	cargo clean
+	rm -rf demo-data bench-data recon-out
+
+distclean: clean ## Also remove .venv and node_modules
+	rm -rf .venv node_modules
