@@ -1,0 +1,424 @@
+#!/usr/bin/env python3
+"""Static checks of statemachine/reconcile.asl.json against infra/template.yaml.
+
+What asl-validator and cfn-lint cannot see: that the definition and the template agree
+(every ${...} placeholder has a DefinitionSubstitutions entry and vice versa), that
+every transition target exists in its own scope, that every Lambda task retries the
+transient errors (and only those) with backoff and jitter, that the data-flow fields
+the states read are the ones docs/contracts.md promises, and that the definition
+stays within what the local emulator (moto) can execute.
+
+Runs with plain `python3 tests/infra/test_definition.py` (needs PyYAML, which
+cfn-lint brings) and under pytest.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+DEFINITION = ROOT / "statemachine" / "reconcile.asl.json"
+TEMPLATE = ROOT / "infra" / "template.yaml"
+
+LAMBDA_INVOKE = "arn:aws:states:::lambda:invoke"
+SNS_PUBLISH = "arn:aws:states:::sns:publish"
+TRANSIENT_ERRORS = {
+    "Lambda.ServiceException",
+    "Lambda.AWSLambdaException",
+    "Lambda.SdkClientException",
+    "Lambda.TooManyRequestsException",
+    "Transient",
+}
+# Our own error types (docs/contracts.md) other than Transient: retrying them repeats
+# the same failure, so no Retry may name them (nor a catch-all that would include them).
+DATA_ERRORS = {
+    "InvalidConfig",
+    "InvalidInput",
+    "TableNotFound",
+    "CorruptParquet",
+    "SchemaMismatch",
+    "AccessDenied",
+}
+CATCH_ALL_RETRY = {"States.ALL", "States.TaskFailed"}
+# Field names of docs/contracts.md the definition relies on.
+LOOKUP_OUTPUT_FIELDS = {"run_id", "bucket", "manifest_key", "item_count", "pairs", "trigger"}
+MERGE_OUTPUT_FIELDS = {"run_id", "status", "complete", "report_uri", "html_uri", "alert"}
+ALERT_FIELDS = {"subject", "message", "attributes"}
+ALERT_ATTRIBUTES = {"status", "pair"}
+
+
+class _CfnLoader(yaml.SafeLoader):
+    """A YAML loader that keeps CloudFormation short-form tags as {'Fn::X': value}."""
+
+
+def _cfn_tag(loader: yaml.SafeLoader, suffix: str, node: yaml.Node):
+    if isinstance(node, yaml.ScalarNode):
+        value = loader.construct_scalar(node)
+    elif isinstance(node, yaml.SequenceNode):
+        value = loader.construct_sequence(node, deep=True)
+    else:
+        value = loader.construct_mapping(node, deep=True)
+    name = "Ref" if suffix == "Ref" else f"Fn::{suffix}"
+    return {name: value}
+
+
+_CfnLoader.add_multi_constructor("!", _cfn_tag)
+
+
+def load_definition_text() -> str:
+    return DEFINITION.read_text(encoding="utf-8")
+
+
+def load_definition() -> dict:
+    return json.loads(load_definition_text())
+
+
+def load_template() -> dict:
+    return yaml.load(TEMPLATE.read_text(encoding="utf-8"), Loader=_CfnLoader)
+
+
+def state_machine_resource(template: dict) -> dict:
+    machines = [
+        r for r in template["Resources"].values() if r["Type"] == "AWS::Serverless::StateMachine"
+    ]
+    assert len(machines) == 1, f"expected one AWS::Serverless::StateMachine, found {len(machines)}"
+    return machines[0]
+
+
+def scopes(machine: dict, path: str = "top level"):
+    """Yield (description, states-language object) for the machine and every nested one."""
+    yield path, machine
+    for name, state in machine["States"].items():
+        for key in ("ItemProcessor", "Iterator"):
+            if key in state:
+                yield from scopes(state[key], f"{name}.{key}")
+        for i, branch in enumerate(state.get("Branches", [])):
+            yield from scopes(branch, f"{name}.Branches[{i}]")
+
+
+def all_states(machine: dict):
+    for _, scope in scopes(machine):
+        yield from scope["States"].items()
+
+
+def transitions(state: dict):
+    """Every state name this state can go to."""
+    if "Next" in state:
+        yield "Next", state["Next"]
+    if "Default" in state:
+        yield "Default", state["Default"]
+    for i, choice in enumerate(state.get("Choices", [])):
+        yield f"Choices[{i}].Next", choice["Next"]
+    for i, catcher in enumerate(state.get("Catch", [])):
+        yield f"Catch[{i}].Next", catcher["Next"]
+
+
+def walk(value, path=""):
+    """Yield (path, key, value) for every key of every object in a JSON value."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield path, k, v
+            yield from walk(v, f"{path}.{k}")
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from walk(v, f"{path}[{i}]")
+
+
+# ------------------------------------------------------------------- substitutions
+
+
+def test_every_placeholder_has_a_substitution_and_vice_versa():
+    placeholders = set(re.findall(r"\$\{([^}]+)\}", load_definition_text()))
+    substitutions = set(state_machine_resource(load_template())["Properties"]["DefinitionSubstitutions"])
+    assert placeholders, "the definition has no ${...} placeholders at all"
+    missing = placeholders - substitutions
+    unused = substitutions - placeholders
+    assert not missing, f"placeholders without a DefinitionSubstitutions entry: {sorted(missing)}"
+    assert not unused, f"DefinitionSubstitutions entries the definition never uses: {sorted(unused)}"
+
+
+def test_template_points_at_this_definition():
+    props = state_machine_resource(load_template())["Properties"]
+    uri = props["DefinitionUri"]
+    assert (TEMPLATE.parent / uri).resolve() == DEFINITION, f"DefinitionUri {uri} is not {DEFINITION}"
+    assert "Definition" not in props, "both Definition and DefinitionUri are set"
+
+
+def test_substituted_definition_is_valid_json_with_numeric_map_settings():
+    """CloudFormation substitutes text; the result must still be JSON, and the Map
+    settings (strings after substitution) must become numbers via States.StringToJson."""
+    text = load_definition_text()
+    values = {
+        "LookupFunctionArn": "arn:aws:lambda:us-east-1:123456789012:function:lookup",
+        "HashFunctionArn": "arn:aws:lambda:us-east-1:123456789012:function:hash",
+        "MergeFunctionArn": "arn:aws:lambda:us-east-1:123456789012:function:merge",
+        "AlertTopicArn": "arn:aws:sns:us-east-1:123456789012:alerts",
+        "MaxConcurrency": "20",
+        "ToleratedFailurePercentage": "100",
+    }
+    for name in re.findall(r"\$\{([^}]+)\}", text):
+        assert name in values, f"no sample value for ${{{name}}}: add one to this test"
+    substituted = re.sub(r"\$\{([^}]+)\}", lambda m: values[m.group(1)], text)
+    definition = json.loads(substituted)
+    settings = definition["States"]["Lookup"]["ResultSelector"]["settings"]
+    for key, expr in settings.items():
+        m = re.fullmatch(r"States\.StringToJson\('([^']*)'\)", expr)
+        assert m, f"settings.{key} is {expr!r}, expected States.StringToJson('<number>')"
+        assert isinstance(json.loads(m.group(1)), int), f"settings.{key}: {m.group(1)!r} is not an integer"
+
+
+def test_numeric_substitutions_come_from_bounded_number_parameters():
+    template = load_template()
+    subs = state_machine_resource(template)["Properties"]["DefinitionSubstitutions"]
+    for name, (low, high) in {"MaxConcurrency": (0, 10000), "ToleratedFailurePercentage": (0, 100)}.items():
+        ref = subs[name]
+        assert ref == {"Ref": name}, f"{name} substitution is {ref!r}, expected !Ref {name}"
+        param = template["Parameters"][name]
+        assert param["Type"] == "Number", f"parameter {name} must be a Number"
+        assert param.get("MinValue") == low and param.get("MaxValue") == high, (
+            f"parameter {name} must be bounded to [{low}, {high}] (Step Functions rejects other values)"
+        )
+
+
+# ------------------------------------------------------------------- structure
+
+
+def test_start_at_exists_in_every_scope():
+    for where, scope in scopes(load_definition()):
+        assert scope["StartAt"] in scope["States"], f"{where}: StartAt {scope['StartAt']!r} is not a state"
+
+
+def test_every_transition_target_exists_in_its_scope():
+    for where, scope in scopes(load_definition()):
+        for name, state in scope["States"].items():
+            for field, target in transitions(state):
+                assert target in scope["States"], f"{where}: {name}.{field} -> {target!r} is not a state"
+
+
+def test_every_state_is_reachable():
+    for where, scope in scopes(load_definition()):
+        seen, todo = set(), [scope["StartAt"]]
+        while todo:
+            name = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            todo.extend(t for _, t in transitions(scope["States"][name]))
+        unreachable = set(scope["States"]) - seen
+        assert not unreachable, f"{where}: unreachable states {sorted(unreachable)}"
+
+
+def test_every_state_ends_or_moves_on():
+    for name, state in all_states(load_definition()):
+        kind = state["Type"]
+        if kind in ("Succeed", "Fail"):
+            assert "Next" not in state and "End" not in state, f"{name}: {kind} takes neither Next nor End"
+        elif kind == "Choice":
+            assert "Default" in state, f"{name}: a Choice without Default fails on an unexpected value"
+        else:
+            assert ("Next" in state) != bool(state.get("End")), f"{name}: needs exactly one of Next or End: true"
+
+
+def test_jsonpath_only_and_no_features_moto_lacks():
+    definition = load_definition()
+    for path, key, value in walk(definition):
+        assert not (key == "QueryLanguage" and value != "JSONPath"), f"{path}: QueryLanguage {value!r}"
+        assert key not in ("Arguments", "Output", "Assign"), f"{path}: {key} is JSONata/variables syntax"
+        assert key not in ("ItemBatcher", "ResultWriter"), f"{path}: {key} is not executed by moto"
+        if isinstance(value, str):
+            assert "{%" not in value, f"{path}.{key}: JSONata expression {value!r}"
+
+
+# ------------------------------------------------------------------- retries and catches
+
+
+def lambda_tasks(definition: dict):
+    for name, state in all_states(definition):
+        if state["Type"] == "Task" and state["Resource"].startswith("arn:aws:states:::lambda:"):
+            yield name, state
+
+
+def test_there_are_three_lambda_tasks_using_the_invoke_integration():
+    tasks = dict(lambda_tasks(load_definition()))
+    assert set(tasks) == {"Lookup", "Hash", "Merge"}, f"Lambda tasks: {sorted(tasks)}"
+    for name, state in tasks.items():
+        assert state["Resource"] == LAMBDA_INVOKE, f"{name}: use {LAMBDA_INVOKE}"
+        params = state["Parameters"]
+        assert re.fullmatch(r"\$\{\w+FunctionArn\}", params["FunctionName"]), f"{name}: FunctionName {params['FunctionName']!r}"
+        assert "Payload.$" in params, f"{name}: no Payload.$"
+
+
+def test_every_lambda_task_retries_the_transient_errors_with_backoff_and_jitter():
+    for name, state in lambda_tasks(load_definition()):
+        retriers = state.get("Retry", [])
+        covering = [r for r in retriers if TRANSIENT_ERRORS <= set(r["ErrorEquals"])]
+        assert covering, f"{name}: no Retry names all of {sorted(TRANSIENT_ERRORS)}"
+        r = covering[0]
+        assert r.get("IntervalSeconds") == 2, f"{name}: IntervalSeconds {r.get('IntervalSeconds')}"
+        assert r.get("BackoffRate") == 2, f"{name}: BackoffRate {r.get('BackoffRate')}"
+        assert 3 <= r.get("MaxAttempts", 3) <= 6, f"{name}: MaxAttempts {r.get('MaxAttempts')}"
+        assert r.get("JitterStrategy") == "FULL", f"{name}: JitterStrategy {r.get('JitterStrategy')}"
+
+
+def test_no_lambda_retry_repeats_a_data_error():
+    for name, state in lambda_tasks(load_definition()):
+        for r in state.get("Retry", []):
+            named = set(r["ErrorEquals"])
+            assert not named & DATA_ERRORS, f"{name}: retries data errors {sorted(named & DATA_ERRORS)}"
+            assert not named & CATCH_ALL_RETRY, f"{name}: {sorted(named & CATCH_ALL_RETRY)} would retry data errors too"
+
+
+def test_lookup_map_and_merge_catch_everything_into_the_failure_alert():
+    definition = load_definition()
+    states = definition["States"]
+    for name in ("Lookup", "HashPartitions", "Merge"):
+        catchers = states[name].get("Catch", [])
+        assert any(
+            c["ErrorEquals"] == ["States.ALL"] and c.get("ResultPath") == "$.error" and c["Next"] == "NotifyFailure"
+            for c in catchers
+        ), f"{name}: needs Catch States.ALL, ResultPath $.error -> NotifyFailure"
+    notify = states["NotifyFailure"]
+    assert notify["Resource"] == SNS_PUBLISH
+    assert notify["Parameters"]["TopicArn"] == "${AlertTopicArn}"
+    assert notify["Parameters"]["Subject"] == "glue-recon: reconciliation could not run"
+    message = notify["Parameters"]["Message.$"]
+    assert message.startswith("States.Format(") and "$.error.Error" in message and "$.error.Cause" in message
+    assert notify.get("ResultPath") is None and "ResultPath" in notify, "NotifyFailure must keep $.error (ResultPath null)"
+    assert states[notify["Next"]]["Type"] == "Fail", "the failure alert must end in a Fail state"
+
+
+def test_sns_subjects_fit_the_limit():
+    for name, state in all_states(load_definition()):
+        subject = state.get("Parameters", {}).get("Subject")
+        if subject is not None:
+            assert len(subject) <= 100, f"{name}: SNS Subject longer than 100 characters"
+
+
+# ------------------------------------------------------------------- data flow
+
+
+def test_the_map_reads_the_manifest_and_drops_the_results():
+    states = load_definition()["States"]
+    m = states["HashPartitions"]
+    assert m["Type"] == "Map"
+    assert m["ItemProcessor"]["ProcessorConfig"] == {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"}
+    reader = m["ItemReader"]
+    assert reader["Resource"] == "arn:aws:states:::s3:getObject"
+    assert reader["ReaderConfig"] == {"InputType": "JSON"}
+    assert reader["Parameters"] == {"Bucket.$": "$.lookup.bucket", "Key.$": "$.lookup.manifest_key"}
+    assert "ResultPath" in m and m["ResultPath"] is None, "the Map's result array must not be carried (ResultPath null)"
+    assert m["MaxConcurrencyPath"] == "$.settings.max_concurrency"
+    assert m["ToleratedFailurePercentagePath"] == "$.settings.tolerated_failure_percentage"
+    hash_task = m["ItemProcessor"]["States"]["Hash"]
+    assert hash_task["Parameters"]["Payload.$"] == "$", "recon-hash takes one manifest item as it is"
+    assert "OutputPath" in hash_task and hash_task["OutputPath"] is None, "child outputs must stay {}"
+
+
+def test_fields_read_from_the_lambda_outputs_are_the_contract_ones():
+    states = load_definition()["States"]
+    assert states["Lookup"]["ResultSelector"]["lookup.$"] == "$.Payload"
+    used_lookup = set()
+    for _, _, value in walk(states):
+        if isinstance(value, str):
+            used_lookup |= set(re.findall(r"\$\.lookup\.(\w+)", value))
+    assert used_lookup <= LOOKUP_OUTPUT_FIELDS, f"lookup fields not in the contract: {used_lookup - LOOKUP_OUTPUT_FIELDS}"
+
+    merge = states["Merge"]
+    assert merge["Parameters"]["Payload.$"] == "$.lookup", "recon-merge takes the lookup output"
+    assert merge["ResultPath"] == "$.merge"
+    selected = {k.removesuffix(".$") for k in merge["ResultSelector"]}
+    assert selected == MERGE_OUTPUT_FIELDS, f"Merge ResultSelector {sorted(selected)} != contract {sorted(MERGE_OUTPUT_FIELDS)}"
+    for k, v in merge["ResultSelector"].items():
+        assert v == f"$.Payload.{k.removesuffix('.$')}", f"Merge ResultSelector {k}: {v}"
+
+    publish = states["PublishAlert"]["Parameters"]
+    assert publish["Subject.$"] == "$.merge.alert.subject" and publish["Message.$"] == "$.merge.alert.message"
+    attrs = publish["MessageAttributes"]
+    assert set(attrs) == ALERT_ATTRIBUTES
+    for a, spec in attrs.items():
+        assert spec == {"DataType": "String", "StringValue.$": f"$.merge.alert.attributes.{a}"}, f"attribute {a}: {spec}"
+    assert {"subject", "message"} <= ALERT_FIELDS
+
+
+def test_choices_route_nothing_to_do_and_pass_quietly():
+    states = load_definition()["States"]
+    first = states["AnythingToReconcile"]
+    assert first["Choices"] == [{"Variable": "$.lookup.item_count", "NumericEquals": 0, "Next": "NothingToReconcile"}]
+    assert first["Default"] == "HashPartitions"
+    assert states["NothingToReconcile"]["Type"] == "Succeed"
+    alert = states["NeedsAlert"]
+    assert alert["Choices"] == [{"Variable": "$.merge.status", "StringEquals": "PASS", "Next": "Done"}]
+    assert alert["Default"] == "PublishAlert", "anything but PASS (WARN, FAIL, unexpected) must alert"
+    assert states["PublishAlert"]["Next"] == "Done" and states["Done"]["Type"] == "Succeed"
+
+
+# ------------------------------------------------------------------- template hygiene
+
+
+def test_every_checkov_skip_is_justified():
+    skips = 0
+    for name, resource in load_template()["Resources"].items():
+        for skip in resource.get("Metadata", {}).get("checkov", {}).get("skip", []):
+            skips += 1
+            assert re.fullmatch(r"CKV2?_AWS_\d+", skip.get("id", "")), f"{name}: skip without a check id: {skip}"
+            comment = skip.get("comment", "")
+            assert len(comment.split()) >= 8, f"{name}: skip {skip['id']} needs a real justification, got {comment!r}"
+    assert skips, "no checkov skips found: the Metadata layout changed?"
+
+
+def test_every_function_is_a_cargo_lambda_binary_with_its_own_role_and_log_group():
+    resources = load_template()["Resources"]
+    functions = {n: r for n, r in resources.items() if r["Type"] == "AWS::Serverless::Function"}
+    binaries = {r["Metadata"]["BuildProperties"]["Binary"] for r in functions.values()}
+    assert binaries == {"recon-trigger", "recon-lookup", "recon-hash", "recon-merge"}, binaries
+    roles = set()
+    for name, r in functions.items():
+        assert r["Metadata"]["BuildMethod"] == "rust-cargolambda", name
+        props = r["Properties"]
+        role = props["Role"]["Fn::GetAtt"].split(".")[0]
+        assert role not in roles, f"{name} shares role {role}"
+        roles.add(role)
+        assert resources[props["LoggingConfig"]["LogGroup"]["Ref"]]["Type"] == "AWS::Logs::LogGroup", name
+    globals_ = load_template()["Globals"]["Function"]
+    assert globals_["Runtime"] == "provided.al2023" and globals_["Handler"] == "bootstrap"
+    assert globals_["Architectures"] == [{"Ref": "Architecture"}]
+
+
+def test_function_environment_follows_the_contract():
+    resources = load_template()["Resources"]
+    env = {
+        r["Metadata"]["BuildProperties"]["Binary"]: set(r["Properties"].get("Environment", {}).get("Variables", {}))
+        for r in resources.values()
+        if r["Type"] == "AWS::Serverless::Function"
+    }
+    assert env["recon-trigger"] == {"STATE_MACHINE_ARN"}, env["recon-trigger"]
+    for fn in ("recon-lookup", "recon-hash", "recon-merge"):
+        assert {"RECON_BUCKET", "RECON_CONFIG_URI"} <= env[fn], (fn, env[fn])
+    assert "RUST_LOG" in load_template()["Globals"]["Function"]["Environment"]["Variables"]
+
+
+# ------------------------------------------------------------------- runner
+
+
+def main() -> int:
+    tests = [(n, f) for n, f in sorted(globals().items()) if n.startswith("test_") and callable(f)]
+    failed = 0
+    for name, fn in tests:
+        try:
+            fn()
+        except Exception as exc:  # noqa: BLE001 - report every failure, keep going
+            failed += 1
+            print(f"FAIL {name}: {type(exc).__name__}: {exc}")
+        else:
+            print(f"ok   {name}")
+    print(f"{len(tests) - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
