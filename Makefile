@@ -9,7 +9,7 @@ export PATH := $(CURDIR)/.venv/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 BIN := target/release/glue-recon
 BENCH_ARGS ?=
 
-.PHONY: help setup build demo test lint fmt bench moto-start moto-stop clean distclean
+.PHONY: help setup build demo test lint fmt bench bench-check moto-start moto-stop clean distclean
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) \
@@ -41,6 +41,9 @@ fmt: ## Format the code
 
 bench: setup build ## Compare glue-recon with DuckDB on 10M rows per side (BENCH_ARGS="--peers polars" ...)
 	.venv/bin/python bench/run_bench.py $(BENCH_ARGS)
+
+bench-check: setup build ## Quick agreement check: glue-recon vs DuckDB vs known counts, 200k rows from bench/gen_parquet.py
+	.venv/bin/python bench/run_bench.py --generator duckdb --rows 200000 --partitions 5 --repeat 1 --data target/bench-check
 
 moto-start: ## Start a moto server by hand (prints its URL; see scripts/moto.sh)
 	@scripts/moto.sh start
