@@ -9,7 +9,7 @@ export PATH := $(CURDIR)/.venv/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 BIN := target/release/glue-recon
 BENCH_ARGS ?=
 
-.PHONY: help setup build demo test lint fmt bench bench-check moto-start moto-stop clean distclean
+.PHONY: help setup build demo test infra-check lint fmt bench bench-check moto-start moto-stop clean distclean
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) \
@@ -28,9 +28,12 @@ demo: ## Make sample data with planted differences and reconcile it (report unde
 	  echo "demo: exit code $$rc ($$( [ $$rc = 0 ] && echo PASS/WARN || echo 'FAIL, as planted'))"; \
 	  echo "demo: HTML reports:"; ls -t demo-data/reports/*/*/report.html | head -n 5 | sed 's/^/  /'
 
-test: setup ## Run the tests (cargo test --release, against a local moto server), then lint
+test: setup ## Run the tests (cargo test --release, against a local moto server), infra checks, lint
 	scripts/test.sh
-	$(MAKE) --no-print-directory lint
+	$(MAKE) --no-print-directory infra-check lint
+
+infra-check: ## Check infra/ and statemachine/ (cfn-lint, sam validate, asl-validator, checkov, flow tests)
+	tests/infra/check.sh
 
 lint: ## cargo fmt --check and clippy -D warnings
 	cargo fmt --all --check
