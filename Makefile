@@ -33,7 +33,7 @@ test: setup ## Run the tests (cargo test --release, against a local moto server)
 	$(MAKE) --no-print-directory infra-check lint
 
 infra-check: ## Check infra/ and statemachine/ (cfn-lint, sam validate, asl-validator, checkov, flow tests)
-	tests/infra/check.sh
+	bash tests/infra/check.sh
 
 lint: ## cargo fmt --check and clippy -D warnings
 	cargo fmt --all --check
