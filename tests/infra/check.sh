@@ -22,7 +22,7 @@ cd "$(dirname "$0")/../.."
 export PATH=$PWD/.venv/bin:$PWD/node_modules/.bin:$PATH
 export AWS_DEFAULT_REGION=us-east-1 AWS_REGION=us-east-1
 export AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_EC2_METADATA_DISABLED=true
-export SAM_CLI_TELEMETRY=0
+export SAM_CLI_TELEMETRY=0 PYTHONDONTWRITEBYTECODE=1
 PY=$PWD/.venv/bin/python
 [[ -x $PY ]] || PY=python3
 

@@ -23,6 +23,7 @@ from pathlib import Path
 import boto3
 from moto import mock_aws
 
+sys.dont_write_bytecode = True  # no __pycache__ beside the tests
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_definition import load_template  # noqa: E402
 
