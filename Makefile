@@ -9,7 +9,7 @@ export PATH := $(CURDIR)/.venv/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 BIN := target/release/glue-recon
 BENCH_ARGS ?=
 
-.PHONY: help setup build demo test infra-check lint fmt bench bench-check moto-start moto-stop clean distclean
+.PHONY: help setup pip-lock build demo test infra-check lint fmt bench bench-check moto-start moto-stop clean distclean
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) \
@@ -17,6 +17,9 @@ help: ## List the targets
 
 setup: ## Install dev tools: .venv (moto, duckdb, sam, ...), asl-validator, chromium
 	@scripts/setup.sh
+
+pip-lock: ## Re-resolve requirements-*.txt into requirements-*.lock (then commit them)
+	scripts/pip-lock.sh
 
 build: ## Build the release binary (target/release/glue-recon)
 	cargo build --release --workspace

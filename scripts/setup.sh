@@ -2,7 +2,8 @@
 # Install the project's development tools. Idempotent: a second run only checks.
 #
 #   .venv/                  Python tools from requirements-dev.txt (moto, duckdb, pyarrow,
-#                           cargo-lambda, ziglang, cfn-lint, aws-sam-cli, boto3)
+#                           cargo-lambda, ziglang, cfn-lint, aws-sam-cli, boto3), every
+#                           version fixed by requirements-dev.lock (scripts/pip-lock.sh)
 #   .venv/tools/checkov/    checkov in its own venv (its boto3 pin conflicts with sam's);
 #                           .venv/bin/checkov links to it
 #   node_modules/           asl-validator (npm ci from package-lock.json)
@@ -12,10 +13,11 @@
 # Environment: SETUP_SKIP_APT=1 skips the Debian packages (e.g. without root).
 #              PYTHON=python3.x picks the interpreter for the venvs (default python3).
 #
-# Timing on the 2-core dev machine, from nothing (no .venv, node_modules or chromium):
-# 197 s with the three installs one after another (pip .venv ~150 s, checkov in parallel
-# ~60 s, npm ci 3 s, apt-get update + chromium 31 s); see the numbers from the latest
-# measurement in docs/development.md. A re-run with everything in place takes ~1 s.
+# Timing on the 2-core dev machine (2026-11-29, with a compile running beside it), from
+# nothing, no pip cache: 139 s, nearly all of it the .venv pip install; checkov (~60 s)
+# and apt-get update + chromium (~31 s) run in the background beside it, npm ci ~3 s.
+# (An earlier version with apt after pip and no lock file took 197 s.) A re-run with
+# everything in place takes under a second.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -43,7 +45,7 @@ stamp() { cat "$@" | sha256sum | cut -d' ' -f1; }
 
 # --- checkov venv (in the background: pip is mostly waiting on the network) ---------------
 ck_venv=.venv/tools/checkov
-ck_stamp=$(stamp requirements-checkov.txt)
+ck_stamp=$(stamp requirements-checkov.txt requirements-checkov.lock)
 ck_pid=
 if [[ "$(cat "$ck_venv/.stamp" 2>/dev/null)" != "$ck_stamp" ]]; then
     say "installing checkov into $ck_venv (log: target/setup/pip-checkov.log)"
@@ -52,7 +54,7 @@ if [[ "$(cat "$ck_venv/.stamp" 2>/dev/null)" != "$ck_stamp" ]]; then
         set -e
         rm -rf "$ck_venv"
         "$PYTHON" -m venv "$ck_venv"
-        "$ck_venv/bin/pip" install -q -r requirements-checkov.txt
+        "$ck_venv/bin/pip" install -q -r requirements-checkov.txt -c requirements-checkov.lock
         echo "$ck_stamp" >"$ck_venv/.stamp"
     ) >"$LOGDIR/pip-checkov.log" 2>&1 &
     ck_pid=$!
@@ -85,14 +87,14 @@ if [[ "${SETUP_SKIP_APT:-0}" != 1 ]]; then
 fi
 
 # --- main venv -------------------------------------------------------------------------------
-py_stamp=$(stamp requirements-dev.txt)
+py_stamp=$(stamp requirements-dev.txt requirements-dev.lock)
 if [[ "$(cat .venv/.stamp 2>/dev/null)" != "$py_stamp" ]]; then
     if [[ ! -x .venv/bin/python ]]; then
         say "creating .venv"
         run venv.log "$PYTHON" -m venv .venv
     fi
-    say "pip install -r requirements-dev.txt (log: target/setup/pip.log)"
-    run pip.log .venv/bin/pip install -q -r requirements-dev.txt
+    say "pip install -r requirements-dev.txt -c requirements-dev.lock (log: target/setup/pip.log)"
+    run pip.log .venv/bin/pip install -q -r requirements-dev.txt -c requirements-dev.lock
     echo "$py_stamp" >.venv/.stamp
 else
     say ".venv up to date"
