@@ -1,0 +1,752 @@
+//! The canonical value encoding fed to SHA-256 (see `docs/hash-encoding.md`).
+//!
+//! Two rows hash the same exactly when their compared values are equal *as values*,
+//! whatever their physical Parquet/Arrow types: every integer width and every decimal
+//! precision/scale of the same number, every timestamp unit of the same instant, every
+//! string layout (utf8, large, view, dictionary) of the same text encode to the same
+//! bytes. NULL has its own tag, so it never equals `''` or `0`; `-0.0` is written as
+//! `0.0` and every NaN as one NaN. Lists, structs and maps are encoded recursively,
+//! struct fields by name and map entries in key order.
+//!
+//! The encoding is versioned by [`HASH_ENCODING_VERSION`]: any change to the bytes
+//! written here must bump it, because ledgers compare hashes across runs.
+
+use arrow::array::{
+    Array, ArrayRef, AsArray, BooleanArray, FixedSizeBinaryArray, GenericByteArray,
+    GenericByteViewArray, StructArray,
+};
+use arrow::buffer::NullBuffer;
+use arrow::datatypes::*;
+
+use crate::error::{ReconError, Result};
+
+/// Version of the canonical encoding. Bump on any change to the bytes.
+pub const HASH_ENCODING_VERSION: u32 = 1;
+
+/// Type tags: the first byte of every encoded value.
+mod tag {
+    pub const NULL: u8 = 0x00;
+    pub const BOOL: u8 = 0x01;
+    pub const EXACT: u8 = 0x02;
+    pub const EXACT_WIDE: u8 = 0x03;
+    pub const FLOAT: u8 = 0x04;
+    pub const STRING: u8 = 0x05;
+    pub const BINARY: u8 = 0x06;
+    pub const DATE: u8 = 0x07;
+    pub const TIMESTAMP: u8 = 0x08;
+    pub const TIME: u8 = 0x09;
+    pub const DURATION: u8 = 0x0A;
+    pub const INTERVAL: u8 = 0x0B;
+    pub const LIST: u8 = 0x10;
+    pub const STRUCT: u8 = 0x11;
+    pub const MAP: u8 = 0x12;
+}
+
+/// String rewrites applied before encoding (per-column config options).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StringRules {
+    /// Strip leading/trailing white space.
+    pub trim: bool,
+    /// Lower-case before comparing.
+    pub ignore_case: bool,
+    /// An empty string (after trim) is NULL.
+    pub empty_as_null: bool,
+}
+
+impl StringRules {
+    fn is_identity(&self) -> bool {
+        !(self.trim || self.ignore_case || self.empty_as_null)
+    }
+}
+
+/// The nulls of an array, including NULL values behind dictionary keys.
+fn nulls_of(array: &dyn Array) -> Option<&NullBuffer> {
+    array.nulls()
+}
+
+/// How to get the value offsets of one list row.
+enum ListOffsets<'a> {
+    Small(&'a [i32]),
+    Large(&'a [i64]),
+    Fixed(usize),
+}
+
+impl ListOffsets<'_> {
+    fn range(&self, row: usize) -> std::ops::Range<usize> {
+        match self {
+            ListOffsets::Small(o) => o[row] as usize..o[row + 1] as usize,
+            ListOffsets::Large(o) => o[row] as usize..o[row + 1] as usize,
+            ListOffsets::Fixed(n) => row * n..(row + 1) * n,
+        }
+    }
+}
+
+/// Encodes the values of one Arrow array, row by row, into canonical bytes.
+///
+/// Built once per column per record batch; [`Encoder::encode`] is the hot path and
+/// dispatches on a small enum so the per-value cost is one predictable branch.
+pub struct Encoder<'a> {
+    nulls: Option<&'a NullBuffer>,
+    kind: Kind<'a>,
+}
+
+enum Kind<'a> {
+    AllNull,
+    /// The same pre-encoded value on every row (partition values).
+    Constant(Vec<u8>),
+    Bool(&'a BooleanArray),
+    /// Any integer or decimal that fits i128, with its scale.
+    I8(&'a [i8]),
+    I16(&'a [i16]),
+    I32(&'a [i32]),
+    I64(&'a [i64]),
+    U8(&'a [u8]),
+    U16(&'a [u16]),
+    U32(&'a [u32]),
+    U64(&'a [u64]),
+    Dec32(&'a [i32], i8),
+    Dec64(&'a [i64], i8),
+    Dec128(&'a [i128], i8),
+    Dec256(&'a [i256], i8),
+    F16(&'a [<Float16Type as ArrowPrimitiveType>::Native]),
+    F32(&'a [f32]),
+    F64(&'a [f64]),
+    Utf8(&'a GenericByteArray<GenericStringType<i32>>, StringRules),
+    LargeUtf8(&'a GenericByteArray<GenericStringType<i64>>, StringRules),
+    Utf8View(&'a GenericByteViewArray<StringViewType>, StringRules),
+    Binary(&'a GenericByteArray<GenericBinaryType<i32>>),
+    LargeBinary(&'a GenericByteArray<GenericBinaryType<i64>>),
+    BinaryView(&'a GenericByteViewArray<BinaryViewType>),
+    FixedBinary(&'a FixedSizeBinaryArray),
+    Date32(&'a [i32]),
+    Date64(&'a [i64]),
+    /// Timestamp ticks and the factor to nanoseconds.
+    Timestamp(&'a [i64], i128),
+    Time32(&'a [i32], i64),
+    Time64(&'a [i64], i64),
+    Duration(&'a [i64], i128),
+    IntervalYm(&'a [i32]),
+    IntervalDt(&'a [IntervalDayTime]),
+    IntervalMdn(&'a [IntervalMonthDayNano]),
+    /// Dictionary: each distinct value encoded once, rows point at it.
+    Dict {
+        keys: Vec<usize>,
+        values: Vec<Vec<u8>>,
+    },
+    List {
+        offsets: ListOffsets<'a>,
+        child: Box<Encoder<'a>>,
+    },
+    Struct(Vec<(String, Encoder<'a>)>),
+    Map {
+        offsets: &'a [i32],
+        keys: Box<Encoder<'a>>,
+        values: Box<Encoder<'a>>,
+    },
+}
+
+fn prim<T: ArrowPrimitiveType>(a: &dyn Array) -> &[T::Native] {
+    a.as_primitive::<T>().values()
+}
+
+fn unit_nanos(unit: &TimeUnit) -> i64 {
+    match unit {
+        TimeUnit::Second => 1_000_000_000,
+        TimeUnit::Millisecond => 1_000_000,
+        TimeUnit::Microsecond => 1_000,
+        TimeUnit::Nanosecond => 1,
+    }
+}
+
+impl<'a> Encoder<'a> {
+    /// Build the encoder of `array`; `column` names it in errors.
+    pub fn new(array: &'a dyn Array, rules: StringRules, column: &str) -> Result<Encoder<'a>> {
+        let kind = match array.data_type() {
+            DataType::Null => Kind::AllNull,
+            DataType::Boolean => Kind::Bool(array.as_boolean()),
+            DataType::Int8 => Kind::I8(prim::<Int8Type>(array)),
+            DataType::Int16 => Kind::I16(prim::<Int16Type>(array)),
+            DataType::Int32 => Kind::I32(prim::<Int32Type>(array)),
+            DataType::Int64 => Kind::I64(prim::<Int64Type>(array)),
+            DataType::UInt8 => Kind::U8(prim::<UInt8Type>(array)),
+            DataType::UInt16 => Kind::U16(prim::<UInt16Type>(array)),
+            DataType::UInt32 => Kind::U32(prim::<UInt32Type>(array)),
+            DataType::UInt64 => Kind::U64(prim::<UInt64Type>(array)),
+            DataType::Decimal32(_, s) => Kind::Dec32(prim::<Decimal32Type>(array), *s),
+            DataType::Decimal64(_, s) => Kind::Dec64(prim::<Decimal64Type>(array), *s),
+            DataType::Decimal128(_, s) => Kind::Dec128(prim::<Decimal128Type>(array), *s),
+            DataType::Decimal256(_, s) => Kind::Dec256(prim::<Decimal256Type>(array), *s),
+            DataType::Float16 => Kind::F16(prim::<Float16Type>(array)),
+            DataType::Float32 => Kind::F32(prim::<Float32Type>(array)),
+            DataType::Float64 => Kind::F64(prim::<Float64Type>(array)),
+            DataType::Utf8 => Kind::Utf8(array.as_string::<i32>(), rules),
+            DataType::LargeUtf8 => Kind::LargeUtf8(array.as_string::<i64>(), rules),
+            DataType::Utf8View => Kind::Utf8View(array.as_string_view(), rules),
+            DataType::Binary => Kind::Binary(array.as_binary::<i32>()),
+            DataType::LargeBinary => Kind::LargeBinary(array.as_binary::<i64>()),
+            DataType::BinaryView => Kind::BinaryView(array.as_binary_view()),
+            DataType::FixedSizeBinary(_) => Kind::FixedBinary(array.as_fixed_size_binary()),
+            DataType::Date32 => Kind::Date32(prim::<Date32Type>(array)),
+            DataType::Date64 => Kind::Date64(prim::<Date64Type>(array)),
+            DataType::Timestamp(unit, _) => {
+                Kind::Timestamp(timestamp_ticks(array), unit_nanos(unit) as i128)
+            }
+            DataType::Time32(unit) => Kind::Time32(time32_ticks(array), unit_nanos(unit)),
+            DataType::Time64(unit) => Kind::Time64(time64_ticks(array), unit_nanos(unit)),
+            DataType::Duration(unit) => {
+                Kind::Duration(duration_ticks(array), unit_nanos(unit) as i128)
+            }
+            DataType::Interval(IntervalUnit::YearMonth) => {
+                Kind::IntervalYm(prim::<IntervalYearMonthType>(array))
+            }
+            DataType::Interval(IntervalUnit::DayTime) => {
+                Kind::IntervalDt(prim::<IntervalDayTimeType>(array))
+            }
+            DataType::Interval(IntervalUnit::MonthDayNano) => {
+                Kind::IntervalMdn(prim::<IntervalMonthDayNanoType>(array))
+            }
+            DataType::Dictionary(_, _) => {
+                let dict = array.as_any_dictionary();
+                let values_enc = Encoder::new(dict.values().as_ref(), rules, column)?;
+                let values = (0..dict.values().len())
+                    .map(|i| {
+                        let mut buf = Vec::new();
+                        values_enc.encode(i, &mut buf);
+                        buf
+                    })
+                    .collect();
+                Kind::Dict {
+                    keys: dict.normalized_keys(),
+                    values,
+                }
+            }
+            DataType::List(_) => {
+                let l = array.as_list::<i32>();
+                Kind::List {
+                    offsets: ListOffsets::Small(l.value_offsets()),
+                    child: Box::new(Encoder::new(l.values().as_ref(), rules, column)?),
+                }
+            }
+            DataType::LargeList(_) => {
+                let l = array.as_list::<i64>();
+                Kind::List {
+                    offsets: ListOffsets::Large(l.value_offsets()),
+                    child: Box::new(Encoder::new(l.values().as_ref(), rules, column)?),
+                }
+            }
+            DataType::FixedSizeList(_, n) => {
+                let l = array.as_fixed_size_list();
+                Kind::List {
+                    offsets: ListOffsets::Fixed(*n as usize),
+                    child: Box::new(Encoder::new(l.values().as_ref(), rules, column)?),
+                }
+            }
+            DataType::Struct(_) => {
+                let s: &StructArray = array.as_struct();
+                let mut fields = s
+                    .fields()
+                    .iter()
+                    .zip(s.columns())
+                    .map(|(f, c)| {
+                        let name = f.name().to_lowercase();
+                        let path = format!("{column}.{}", f.name());
+                        Ok((name, Encoder::new(c.as_ref(), rules, &path)?))
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                fields.sort_by(|a, b| a.0.cmp(&b.0));
+                Kind::Struct(fields)
+            }
+            DataType::Map(_, _) => {
+                let m = array.as_map();
+                Kind::Map {
+                    offsets: m.value_offsets(),
+                    keys: Box::new(Encoder::new(m.keys().as_ref(), rules, column)?),
+                    values: Box::new(Encoder::new(m.values().as_ref(), rules, column)?),
+                }
+            }
+            other => {
+                return Err(ReconError::UnsupportedType {
+                    column: column.to_string(),
+                    data_type: other.to_string(),
+                });
+            }
+        };
+        let nulls = match kind {
+            // Dictionary nulls are carried by the encoded values (keys may also be null).
+            Kind::Dict { .. } => array.as_any_dictionary().keys().nulls(),
+            _ => nulls_of(array),
+        };
+        Ok(Encoder { nulls, kind })
+    }
+
+    /// An encoder that writes the same text value on every row (a partition value
+    /// that is not stored in the file), or NULL.
+    pub fn constant_text(value: Option<&str>, rules: StringRules) -> Encoder<'static> {
+        let mut bytes = Vec::new();
+        match value {
+            Some(v) => string(&mut bytes, v, rules),
+            None => bytes.push(tag::NULL),
+        }
+        Encoder {
+            nulls: None,
+            kind: Kind::Constant(bytes),
+        }
+    }
+
+    /// An encoder that writes NULL on every row (a column a file does not have).
+    pub fn all_null() -> Encoder<'static> {
+        Encoder {
+            nulls: None,
+            kind: Kind::AllNull,
+        }
+    }
+
+    /// Append the canonical encoding of `row` to `out`.
+    #[inline]
+    pub fn encode(&self, row: usize, out: &mut Vec<u8>) {
+        if let Some(n) = self.nulls
+            && n.is_null(row)
+        {
+            out.push(tag::NULL);
+            return;
+        }
+        match &self.kind {
+            Kind::AllNull => out.push(tag::NULL),
+            Kind::Constant(bytes) => out.extend_from_slice(bytes),
+            Kind::Bool(a) => {
+                out.push(tag::BOOL);
+                out.push(a.value(row) as u8);
+            }
+            Kind::I8(v) => exact(out, v[row] as i128, 0),
+            Kind::I16(v) => exact(out, v[row] as i128, 0),
+            Kind::I32(v) => exact(out, v[row] as i128, 0),
+            Kind::I64(v) => exact(out, v[row] as i128, 0),
+            Kind::U8(v) => exact(out, v[row] as i128, 0),
+            Kind::U16(v) => exact(out, v[row] as i128, 0),
+            Kind::U32(v) => exact(out, v[row] as i128, 0),
+            Kind::U64(v) => exact(out, v[row] as i128, 0),
+            Kind::Dec32(v, s) => exact(out, v[row] as i128, *s),
+            Kind::Dec64(v, s) => exact(out, v[row] as i128, *s),
+            Kind::Dec128(v, s) => exact(out, v[row], *s),
+            Kind::Dec256(v, s) => exact_wide(out, v[row], *s),
+            Kind::F16(v) => float(out, f64::from(v[row])),
+            Kind::F32(v) => float(out, v[row] as f64),
+            Kind::F64(v) => float(out, v[row]),
+            Kind::Utf8(a, r) => string(out, a.value(row), *r),
+            Kind::LargeUtf8(a, r) => string(out, a.value(row), *r),
+            Kind::Utf8View(a, r) => string(out, a.value(row), *r),
+            Kind::Binary(a) => bytes(out, tag::BINARY, a.value(row)),
+            Kind::LargeBinary(a) => bytes(out, tag::BINARY, a.value(row)),
+            Kind::BinaryView(a) => bytes(out, tag::BINARY, a.value(row)),
+            Kind::FixedBinary(a) => bytes(out, tag::BINARY, a.value(row)),
+            Kind::Date32(v) => date(out, v[row]),
+            Kind::Date64(v) => date(out, v[row].div_euclid(86_400_000) as i32),
+            Kind::Timestamp(v, f) => {
+                out.push(tag::TIMESTAMP);
+                out.extend_from_slice(&(v[row] as i128 * f).to_le_bytes());
+            }
+            Kind::Time32(v, f) => time(out, v[row] as i64 * f),
+            Kind::Time64(v, f) => time(out, v[row] * f),
+            Kind::Duration(v, f) => {
+                out.push(tag::DURATION);
+                out.extend_from_slice(&(v[row] as i128 * f).to_le_bytes());
+            }
+            Kind::IntervalYm(v) => interval(out, v[row], 0, 0),
+            Kind::IntervalDt(v) => {
+                interval(out, 0, v[row].days, v[row].milliseconds as i64 * 1_000_000)
+            }
+            Kind::IntervalMdn(v) => interval(out, v[row].months, v[row].days, v[row].nanoseconds),
+            Kind::Dict { keys, values } => out.extend_from_slice(&values[keys[row]]),
+            Kind::List { offsets, child } => {
+                let range = offsets.range(row);
+                out.push(tag::LIST);
+                out.extend_from_slice(&(range.len() as u32).to_le_bytes());
+                for i in range {
+                    child.encode(i, out);
+                }
+            }
+            Kind::Struct(fields) => {
+                out.push(tag::STRUCT);
+                out.extend_from_slice(&(fields.len() as u32).to_le_bytes());
+                for (name, enc) in fields {
+                    out.extend_from_slice(&(name.len() as u32).to_le_bytes());
+                    out.extend_from_slice(name.as_bytes());
+                    enc.encode(row, out);
+                }
+            }
+            Kind::Map {
+                offsets,
+                keys,
+                values,
+            } => {
+                let (start, end) = (offsets[row] as usize, offsets[row + 1] as usize);
+                let mut entries: Vec<(Vec<u8>, Vec<u8>)> = (start..end)
+                    .map(|i| {
+                        let (mut k, mut v) = (Vec::new(), Vec::new());
+                        keys.encode(i, &mut k);
+                        values.encode(i, &mut v);
+                        (k, v)
+                    })
+                    .collect();
+                entries.sort();
+                out.push(tag::MAP);
+                out.extend_from_slice(&(entries.len() as u32).to_le_bytes());
+                for (k, v) in entries {
+                    out.extend_from_slice(&k);
+                    out.extend_from_slice(&v);
+                }
+            }
+        }
+    }
+}
+
+fn timestamp_ticks(a: &dyn Array) -> &[i64] {
+    match a.data_type() {
+        DataType::Timestamp(TimeUnit::Second, _) => prim::<TimestampSecondType>(a),
+        DataType::Timestamp(TimeUnit::Millisecond, _) => prim::<TimestampMillisecondType>(a),
+        DataType::Timestamp(TimeUnit::Microsecond, _) => prim::<TimestampMicrosecondType>(a),
+        _ => prim::<TimestampNanosecondType>(a),
+    }
+}
+
+fn time32_ticks(a: &dyn Array) -> &[i32] {
+    match a.data_type() {
+        DataType::Time32(TimeUnit::Second) => prim::<Time32SecondType>(a),
+        _ => prim::<Time32MillisecondType>(a),
+    }
+}
+
+fn time64_ticks(a: &dyn Array) -> &[i64] {
+    match a.data_type() {
+        DataType::Time64(TimeUnit::Microsecond) => prim::<Time64MicrosecondType>(a),
+        _ => prim::<Time64NanosecondType>(a),
+    }
+}
+
+fn duration_ticks(a: &dyn Array) -> &[i64] {
+    match a.data_type() {
+        DataType::Duration(TimeUnit::Second) => prim::<DurationSecondType>(a),
+        DataType::Duration(TimeUnit::Millisecond) => prim::<DurationMillisecondType>(a),
+        DataType::Duration(TimeUnit::Microsecond) => prim::<DurationMicrosecondType>(a),
+        _ => prim::<DurationNanosecondType>(a),
+    }
+}
+
+/// Write an exact number as (normalised scale, mantissa): trailing zeros of the
+/// fraction are removed, so 1.50 (scale 2) and 1.5 (scale 1) and 15/10 agree.
+#[inline]
+fn exact(out: &mut Vec<u8>, mut m: i128, mut scale: i8) {
+    if scale < 0 {
+        match 10i128
+            .checked_pow(scale.unsigned_abs() as u32)
+            .and_then(|f| m.checked_mul(f))
+        {
+            Some(v) => {
+                m = v;
+                scale = 0;
+            }
+            None => return exact_wide(out, i256::from_i128(m), scale),
+        }
+    }
+    if m == 0 {
+        scale = 0;
+    }
+    while scale > 0 && m % 10 == 0 {
+        m /= 10;
+        scale -= 1;
+    }
+    out.push(tag::EXACT);
+    out.push(scale as u8);
+    out.extend_from_slice(&m.to_le_bytes());
+}
+
+/// 256-bit decimals: written like [`exact`] when the normalised value fits i128.
+fn exact_wide(out: &mut Vec<u8>, mut m: i256, mut scale: i8) {
+    let ten = i256::from_i128(10);
+    while scale < 0 {
+        match m.checked_mul(ten) {
+            Some(v) => {
+                m = v;
+                scale += 1;
+            }
+            None => break,
+        }
+    }
+    if m == i256::ZERO {
+        scale = 0;
+    }
+    while scale > 0 && m.checked_rem(ten) == Some(i256::ZERO) {
+        m = m.wrapping_div(ten);
+        scale -= 1;
+    }
+    match m.to_i128() {
+        Some(small) if scale >= 0 => exact(out, small, scale),
+        _ => {
+            out.push(tag::EXACT_WIDE);
+            out.push(scale as u8);
+            out.extend_from_slice(&m.to_le_bytes());
+        }
+    }
+}
+
+#[inline]
+fn float(out: &mut Vec<u8>, v: f64) {
+    let v = if v == 0.0 {
+        0.0 // folds -0.0
+    } else if v.is_nan() {
+        f64::NAN
+    } else {
+        v
+    };
+    out.push(tag::FLOAT);
+    out.extend_from_slice(&v.to_bits().to_le_bytes());
+}
+
+#[inline]
+fn bytes(out: &mut Vec<u8>, t: u8, b: &[u8]) {
+    out.push(t);
+    out.extend_from_slice(&(b.len() as u32).to_le_bytes());
+    out.extend_from_slice(b);
+}
+
+#[inline]
+fn string(out: &mut Vec<u8>, s: &str, rules: StringRules) {
+    if rules.is_identity() {
+        return bytes(out, tag::STRING, s.as_bytes());
+    }
+    let s = if rules.trim { s.trim() } else { s };
+    if rules.empty_as_null && s.is_empty() {
+        out.push(tag::NULL);
+    } else if rules.ignore_case {
+        bytes(out, tag::STRING, s.to_lowercase().as_bytes());
+    } else {
+        bytes(out, tag::STRING, s.as_bytes());
+    }
+}
+
+#[inline]
+fn date(out: &mut Vec<u8>, days: i32) {
+    out.push(tag::DATE);
+    out.extend_from_slice(&days.to_le_bytes());
+}
+
+#[inline]
+fn time(out: &mut Vec<u8>, nanos: i64) {
+    out.push(tag::TIME);
+    out.extend_from_slice(&nanos.to_le_bytes());
+}
+
+fn interval(out: &mut Vec<u8>, months: i32, days: i32, nanos: i64) {
+    out.push(tag::INTERVAL);
+    out.extend_from_slice(&months.to_le_bytes());
+    out.extend_from_slice(&days.to_le_bytes());
+    out.extend_from_slice(&nanos.to_le_bytes());
+}
+
+/// Whether encoded bytes are a NULL value.
+#[inline]
+pub fn is_null_encoding(encoded: &[u8]) -> bool {
+    encoded == [tag::NULL]
+}
+
+/// Render canonical bytes of one scalar value for people (reports, alerts).
+/// Returns `None` for NULL. Nested values are rendered as JSON-like text.
+pub fn display(encoded: &[u8]) -> Option<String> {
+    let mut cursor = encoded;
+    let value = read_display(&mut cursor);
+    if value == "NULL" && encoded.first() == Some(&tag::NULL) {
+        None
+    } else {
+        Some(value)
+    }
+}
+
+/// Split a buffer holding several encoded values (e.g. a composite key) into the
+/// encoded bytes of each value.
+pub fn split_values(mut encoded: &[u8]) -> Vec<&[u8]> {
+    let mut parts = Vec::new();
+    while !encoded.is_empty() {
+        let before = encoded;
+        let mut cursor = encoded;
+        read_display(&mut cursor);
+        let used = before.len() - cursor.len();
+        parts.push(&before[..used]);
+        encoded = cursor;
+    }
+    parts
+}
+
+fn take<'b>(cursor: &mut &'b [u8], n: usize) -> &'b [u8] {
+    let n = n.min(cursor.len());
+    let (head, rest) = cursor.split_at(n);
+    *cursor = rest;
+    head
+}
+
+fn take_u32(cursor: &mut &[u8]) -> usize {
+    let b = take(cursor, 4);
+    let mut a = [0u8; 4];
+    a[..b.len()].copy_from_slice(b);
+    u32::from_le_bytes(a) as usize
+}
+
+fn take_array<const N: usize>(cursor: &mut &[u8]) -> [u8; N] {
+    let b = take(cursor, N);
+    let mut a = [0u8; N];
+    a[..b.len()].copy_from_slice(b);
+    a
+}
+
+/// Format a mantissa with a scale as a decimal string.
+fn decimal_string(m: String, scale: usize) -> String {
+    if scale == 0 {
+        return m;
+    }
+    let (sign, digits) = m.strip_prefix('-').map_or(("", m.as_str()), |d| ("-", d));
+    let padded = format!("{digits:0>width$}", width = scale + 1);
+    let (int, frac) = padded.split_at(padded.len() - scale);
+    format!("{sign}{int}.{frac}")
+}
+
+fn format_nanos(nanos: i128) -> String {
+    let secs = nanos.div_euclid(1_000_000_000);
+    let sub = nanos.rem_euclid(1_000_000_000) as u32;
+    match i64::try_from(secs)
+        .ok()
+        .and_then(|s| chrono::DateTime::from_timestamp(s, sub))
+    {
+        Some(t) if sub == 0 => t.format("%Y-%m-%dT%H:%M:%S").to_string(),
+        Some(t) => {
+            let f = t.format("%Y-%m-%dT%H:%M:%S%.9f").to_string();
+            f.trim_end_matches('0').to_string()
+        }
+        None => format!("{nanos}ns"),
+    }
+}
+
+fn read_display(cursor: &mut &[u8]) -> String {
+    let t = take(cursor, 1).first().copied().unwrap_or(tag::NULL);
+    match t {
+        tag::NULL => "NULL".into(),
+        tag::BOOL => (take(cursor, 1).first() == Some(&1)).to_string(),
+        tag::EXACT => {
+            let scale = take(cursor, 1).first().copied().unwrap_or(0) as usize;
+            let m = i128::from_le_bytes(take_array(cursor));
+            decimal_string(m.to_string(), scale)
+        }
+        tag::EXACT_WIDE => {
+            let scale = take(cursor, 1).first().copied().unwrap_or(0) as usize;
+            let m = i256::from_le_bytes(take_array(cursor));
+            decimal_string(m.to_string(), scale)
+        }
+        tag::FLOAT => f64::from_bits(u64::from_le_bytes(take_array(cursor))).to_string(),
+        tag::STRING => {
+            let n = take_u32(cursor);
+            String::from_utf8_lossy(take(cursor, n)).into_owned()
+        }
+        tag::BINARY => {
+            let n = take_u32(cursor);
+            let hex: String = take(cursor, n).iter().map(|b| format!("{b:02x}")).collect();
+            format!("0x{hex}")
+        }
+        tag::DATE => {
+            let days = i32::from_le_bytes(take_array(cursor));
+            chrono::NaiveDate::from_ymd_opt(1970, 1, 1)
+                .and_then(|e| e.checked_add_signed(chrono::TimeDelta::days(days as i64)))
+                .map_or_else(|| format!("{days}d"), |d| d.format("%Y-%m-%d").to_string())
+        }
+        tag::TIMESTAMP => format_nanos(i128::from_le_bytes(take_array(cursor))),
+        tag::TIME => {
+            let nanos = i64::from_le_bytes(take_array(cursor)) as i128;
+            let s = format_nanos(nanos);
+            s.split_once('T').map_or(s.clone(), |(_, t)| t.to_string())
+        }
+        tag::DURATION => format!("{}ns", i128::from_le_bytes(take_array(cursor))),
+        tag::INTERVAL => {
+            let months = i32::from_le_bytes(take_array(cursor));
+            let days = i32::from_le_bytes(take_array(cursor));
+            let nanos = i64::from_le_bytes(take_array(cursor));
+            format!("{months} months {days} days {nanos}ns")
+        }
+        tag::LIST => {
+            let n = take_u32(cursor);
+            let items: Vec<String> = (0..n).map(|_| read_display(cursor)).collect();
+            format!("[{}]", items.join(", "))
+        }
+        tag::STRUCT => {
+            let n = take_u32(cursor);
+            let fields: Vec<String> = (0..n)
+                .map(|_| {
+                    let len = take_u32(cursor);
+                    let name = String::from_utf8_lossy(take(cursor, len)).into_owned();
+                    format!("{name}: {}", read_display(cursor))
+                })
+                .collect();
+            format!("{{{}}}", fields.join(", "))
+        }
+        tag::MAP => {
+            let n = take_u32(cursor);
+            let entries: Vec<String> = (0..n)
+                .map(|_| {
+                    let k = read_display(cursor);
+                    format!("{k}: {}", read_display(cursor))
+                })
+                .collect();
+            format!("{{{}}}", entries.join(", "))
+        }
+        other => {
+            // Unknown tag: consume the rest so callers stop.
+            *cursor = &[];
+            format!("<tag {other:#x}>")
+        }
+    }
+}
+
+/// The canonical bytes of one value of `array` at `row` (helper for tests and
+/// value-level comparisons).
+pub fn encode_value(array: &ArrayRef, row: usize, rules: StringRules) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    Encoder::new(array.as_ref(), rules, "value")?.encode(row, &mut out);
+    Ok(out)
+}
+
+/// Whether an Arrow type is a number (for tolerance comparisons and numeric coercion).
+pub fn is_numeric(t: &DataType) -> bool {
+    t.is_numeric() || matches!(t, DataType::Dictionary(_, v) if v.is_numeric())
+}
+
+/// The coarse family of a type: values of different families never compare equal
+/// natively, so a pair whose column types are in different families is coerced.
+pub fn family(t: &DataType) -> &'static str {
+    match t {
+        DataType::Dictionary(_, v) => family(v),
+        DataType::Null => "null",
+        DataType::Boolean => "bool",
+        t if t.is_integer()
+            || matches!(
+                t,
+                DataType::Decimal32(..)
+                    | DataType::Decimal64(..)
+                    | DataType::Decimal128(..)
+                    | DataType::Decimal256(..)
+            ) =>
+        {
+            "exact"
+        }
+        t if t.is_floating() => "float",
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => "string",
+        DataType::Binary
+        | DataType::LargeBinary
+        | DataType::BinaryView
+        | DataType::FixedSizeBinary(_) => "binary",
+        DataType::Date32 | DataType::Date64 => "date",
+        DataType::Timestamp(_, _) => "timestamp",
+        DataType::Time32(_) | DataType::Time64(_) => "time",
+        DataType::Duration(_) => "duration",
+        DataType::Interval(_) => "interval",
+        DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(_, _) => "list",
+        DataType::Struct(_) => "struct",
+        DataType::Map(_, _) => "map",
+        _ => "other",
+    }
+}

@@ -1,0 +1,270 @@
+//! Argument parsing and the subcommands.
+
+mod progress;
+mod summary;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::{Parser, Subcommand};
+
+use glue_recon::config::{Config, PairConfig};
+use glue_recon::report::Status;
+use glue_recon::runner::{RunOptions, run_pair_full, write_report};
+
+/// Reconcile a target table with its source, row by row, by business key.
+#[derive(Parser)]
+#[command(name = "glue-recon", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Reconcile the pairs of a config file.
+    Run {
+        /// The config file (TOML).
+        #[arg(long, short)]
+        config: PathBuf,
+        /// Only these pairs (repeatable; default all).
+        #[arg(long = "pair")]
+        pairs: Vec<String>,
+        /// Only these partitions, e.g. `dt=2024-01-01` (repeatable).
+        #[arg(long = "partition")]
+        partitions: Vec<String>,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+    /// Reconcile two tables once, without a config file.
+    Diff {
+        /// The source table (folder, file://, s3:// or glue://db/table).
+        source: String,
+        /// The target table.
+        target: String,
+        /// Key column (repeat for a composite key).
+        #[arg(long = "key", required = true)]
+        key: Vec<String>,
+        /// Column not to compare (repeatable).
+        #[arg(long = "exclude")]
+        exclude: Vec<String>,
+        /// Column whose values are never shown (repeatable).
+        #[arg(long = "mask")]
+        masked: Vec<String>,
+        /// Partition filter (`dt >= '2024-01-01'`).
+        #[arg(long)]
+        partition_filter: Option<String>,
+        /// Samples per finding kind in the report.
+        #[arg(long, default_value_t = 20)]
+        sample_limit: usize,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+    /// Write sample source and target tables with planted differences, and a config.
+    SampleData {
+        /// Output folder.
+        #[arg(long, default_value = "demo-data")]
+        out: PathBuf,
+        /// Source rows in all.
+        #[arg(long, default_value_t = 200_000)]
+        rows: u64,
+        /// Number of `dt=` partitions.
+        #[arg(long, default_value_t = 6)]
+        partitions: u32,
+        /// Random seed.
+        #[arg(long, default_value_t = 42)]
+        seed: u64,
+        /// Fraction of rows missing, extra and changed (each).
+        #[arg(long, default_value_t = 0.001)]
+        changes: f64,
+        /// Only missing, extra and changed rows (no duplicates, NULL keys,
+        /// one-sided partition or tolerance noise); used by the benchmark.
+        #[arg(long)]
+        no_edge_cases: bool,
+        /// No differences at all.
+        #[arg(long)]
+        clean: bool,
+    },
+}
+
+#[derive(clap::Args)]
+struct OutputArgs {
+    /// Report folder or s3:// prefix (default: the config's `report_dir`, else ./recon-out).
+    #[arg(long)]
+    out: Option<String>,
+    /// Print the report JSON to stdout (a JSON array when several pairs run).
+    #[arg(long)]
+    json: bool,
+    /// No progress bar and no summary.
+    #[arg(long, short)]
+    quiet: bool,
+    /// Row groups decoded at once (default: 2 per core).
+    #[arg(long)]
+    parallelism: Option<usize>,
+}
+
+/// Run the CLI and map the outcome to an exit code.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let filter = tracing_subscriber::EnvFilter::try_from_env("GLUE_RECON_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("error"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match runtime.block_on(dispatch(cli.command)) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
+    match command {
+        Command::Run {
+            config,
+            pairs,
+            partitions,
+            output,
+        } => {
+            let config = Config::from_file(&config)?;
+            let selected: Vec<PairConfig> = config.select(&pairs)?.into_iter().cloned().collect();
+            run_pairs(&config, selected, partitions, output).await
+        }
+        Command::Diff {
+            source,
+            target,
+            key,
+            exclude,
+            masked,
+            partition_filter,
+            sample_limit,
+            output,
+        } => {
+            let text = toml::to_string(&serde_json::json!({
+                "pair": [{
+                    "name": "diff",
+                    "source": source,
+                    "target": target,
+                    "key": key,
+                    "exclude": exclude,
+                    "masked": masked,
+                    "sample_limit": sample_limit,
+                }]
+            }))?;
+            let mut config = Config::parse(&text, "command line")?;
+            config.pairs[0].partition_filter = partition_filter;
+            let selected = config.pairs.clone();
+            run_pairs(&config, selected, Vec::new(), output).await
+        }
+        Command::SampleData {
+            out,
+            rows,
+            partitions,
+            seed,
+            changes,
+            no_edge_cases,
+            clean,
+        } => {
+            let spec = glue_recon::sample::SampleSpec {
+                out: out.clone(),
+                rows,
+                partitions,
+                seed,
+                changes: if clean { 0.0 } else { changes },
+                edge_cases: !(clean || no_edge_cases),
+            };
+            let planted =
+                tokio::task::spawn_blocking(move || glue_recon::sample::generate(&spec)).await??;
+            println!(
+                "wrote {} source and {} target rows to {}/source and {}/target",
+                planted.source_rows,
+                planted.target_rows,
+                out.display(),
+                out.display()
+            );
+            println!(
+                "planted: {} missing, {} extra, {} mismatched, {} duplicate, {} NULL keys",
+                planted.missing_in_target,
+                planted.extra_in_target,
+                planted.mismatch,
+                planted.duplicate_key_target,
+                planted.null_key_target
+            );
+            println!("config: {}", out.join("recon.toml").display());
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+async fn run_pairs(
+    config: &Config,
+    pairs: Vec<PairConfig>,
+    partitions: Vec<String>,
+    output: OutputArgs,
+) -> anyhow::Result<ExitCode> {
+    let root = output
+        .out
+        .clone()
+        .or_else(|| config.defaults.report_dir.clone())
+        .unwrap_or_else(|| "recon-out".into());
+    let bar = progress::Bar::new(output.quiet || output.json);
+    let mut opts = RunOptions::local();
+    if let Some(p) = output.parallelism {
+        opts.parallelism = p.max(1);
+    }
+    opts.progress = Arc::new(bar.clone());
+    if !partitions.is_empty() {
+        opts.partitions = Some(partitions);
+    }
+    let mut worst = Status::Pass;
+    let mut reports = Vec::new();
+    let mut failed_to_run = false;
+    for pair in &pairs {
+        bar.start_pair(&pair.name);
+        match run_pair_full(pair, &config.defaults, &opts).await {
+            Ok(run) => {
+                let loc = write_report(&opts.storage, &root, &run).await?;
+                bar.finish();
+                worst = worst.max(run.report.status);
+                if !output.quiet && !output.json {
+                    summary::print(&run.report, &loc);
+                }
+                reports.push(run.report);
+            }
+            Err(e) => {
+                bar.finish();
+                eprintln!("error: pair `{}`: {e}", pair.name);
+                failed_to_run = true;
+            }
+        }
+    }
+    if output.json {
+        let json = if reports.len() == 1 {
+            serde_json::to_string_pretty(&reports[0])?
+        } else {
+            serde_json::to_string_pretty(&reports)?
+        };
+        println!("{json}");
+    }
+    Ok(if failed_to_run {
+        ExitCode::from(2)
+    } else if worst == Status::Fail {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

@@ -1,0 +1,42 @@
+//! The short summary printed after a pair's run.
+
+use glue_recon::partial::FindingKind;
+use glue_recon::report::Report;
+use glue_recon::runner::ReportLocation;
+
+/// Print the verdict, the counts, the top columns and where the report is.
+pub fn print(r: &Report, loc: &ReportLocation) {
+    let t = &r.totals;
+    println!(
+        "{} {}{}  ({} source rows, {} target rows, {} partitions)",
+        r.status,
+        r.pair,
+        if r.complete { "" } else { " INCOMPLETE" },
+        t.source_rows,
+        t.target_rows,
+        r.partitions.len()
+    );
+    for reason in &r.reasons {
+        println!("  - {reason}");
+    }
+    println!("  {:<20} {:>12}", "finding", "keys");
+    println!("  {:<20} {:>12}", "matched", t.matched);
+    for kind in FindingKind::ALL {
+        println!("  {:<20} {:>12}", kind.as_str(), t.of(kind));
+    }
+    if !r.columns.is_empty() {
+        let top: Vec<String> = r
+            .columns
+            .iter()
+            .take(5)
+            .map(|c| format!("{} ({})", c.column, c.mismatch))
+            .collect();
+        println!("  columns that differ most: {}", top.join(", "));
+    }
+    for p in r.partitions.iter().filter(|p| p.error.is_some()) {
+        if let Some(e) = &p.error {
+            println!("  partition {} not reconciled: {}", p.partition, e.message);
+        }
+    }
+    println!("  report: {}", loc.html);
+}

@@ -1,0 +1,261 @@
+//! `report.html`: the human page of a report. Verdict first, then counts, the schema
+//! section, per-partition and per-column tables, and sample findings with source and
+//! target values side by side. Self-contained (inline CSS, no scripts, no network).
+
+use std::fmt::Write;
+
+use crate::partial::FindingKind;
+use crate::report::{Report, Status};
+
+/// Escape text for HTML.
+pub fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn value(v: &Option<String>) -> String {
+    match v {
+        Some(s) => esc(s),
+        None => "<span class=\"null\">NULL</span>".into(),
+    }
+}
+
+/// The shared stylesheet of report and dashboard pages.
+pub const STYLE: &str = r#"
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem;color:#1d2330;background:#fafbfc}
+h1{margin:.2rem 0}h2{margin-top:2rem;border-bottom:1px solid #dde;padding-bottom:.3rem}
+.verdict{display:inline-block;padding:.4rem 1rem;border-radius:.4rem;font-size:1.6rem;font-weight:700;color:#fff}
+.PASS{background:#1f883d}.WARN{background:#bf8700}.FAIL{background:#cf222e}
+table{border-collapse:collapse;margin:.5rem 0;background:#fff}
+td,th{border:1px solid #d0d7de;padding:.3rem .6rem;text-align:left;vertical-align:top}
+th{background:#f0f3f6}td.n{text-align:right;font-variant-numeric:tabular-nums}
+.null{color:#888;font-style:italic}.bad{color:#cf222e;font-weight:600}
+.cards{display:flex;flex-wrap:wrap;gap:.8rem}.card{background:#fff;border:1px solid #d0d7de;border-radius:.4rem;padding:.6rem 1rem;min-width:9rem}
+.card .num{font-size:1.6rem;font-weight:700}.card.hot .num{color:#cf222e}
+code{background:#eef1f4;padding:0 .2rem;border-radius:.2rem}
+"#;
+
+/// Render the report page.
+pub fn render_report(r: &Report) -> String {
+    let mut h = String::new();
+    let t = &r.totals;
+    let _ = write!(
+        h,
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{status} {pair} · glue-recon</title><style>{STYLE}</style></head><body>",
+        status = r.status,
+        pair = esc(&r.pair)
+    );
+    let _ = write!(
+        h,
+        "<div id=\"verdict\" class=\"verdict {s}\">{s}</div><h1>{pair}</h1><p>{src} → {tgt} · key <code>{key}</code> · run <code>{run}</code> · {start} · trigger {trig}{incomplete}</p>",
+        s = r.status,
+        pair = esc(&r.pair),
+        src = esc(&r.source),
+        tgt = esc(&r.target),
+        key = esc(&r.key.join(", ")),
+        run = esc(&r.run_id),
+        start = esc(&r.started_at),
+        trig = esc(&r.trigger),
+        incomplete = if r.complete {
+            ""
+        } else {
+            " · <span class=\"bad\">INCOMPLETE</span>"
+        }
+    );
+    if !r.reasons.is_empty() {
+        h.push_str("<ul id=\"reasons\">");
+        for reason in &r.reasons {
+            let _ = write!(h, "<li>{}</li>", esc(reason));
+        }
+        h.push_str("</ul>");
+    }
+    h.push_str("<div class=\"cards\">");
+    let cards = [
+        ("source rows", t.source_rows, false),
+        ("target rows", t.target_rows, false),
+        ("matched", t.matched, false),
+        ("MISSING_IN_TARGET", t.missing_in_target, true),
+        ("EXTRA_IN_TARGET", t.extra_in_target, true),
+        ("MISMATCH", t.mismatch, true),
+        (
+            "DUPLICATE_KEY",
+            t.duplicate_key_source + t.duplicate_key_target,
+            true,
+        ),
+        ("NULL_KEY", t.null_key_source + t.null_key_target, true),
+    ];
+    for (label, n, hot) in cards {
+        let _ = write!(
+            h,
+            "<div class=\"card{}\" data-kind=\"{label}\"><div>{label}</div><div class=\"num\">{n}</div></div>",
+            if hot && n > 0 { " hot" } else { "" }
+        );
+    }
+    h.push_str("</div>");
+
+    let s = &r.schema;
+    h.push_str("<h2>Schema</h2>");
+    if s.only_in_source.is_empty() && s.only_in_target.is_empty() && s.type_changes.is_empty() {
+        h.push_str("<p>Same columns and types on both sides.</p>");
+    } else {
+        h.push_str("<table id=\"schema\"><tr><th>column</th><th>source</th><th>target</th></tr>");
+        for c in &s.only_in_source {
+            let _ = write!(
+                h,
+                "<tr><td>{}</td><td>present</td><td class=\"bad\">missing</td></tr>",
+                esc(c)
+            );
+        }
+        for c in &s.only_in_target {
+            let _ = write!(
+                h,
+                "<tr><td>{}</td><td class=\"bad\">missing</td><td>present</td></tr>",
+                esc(c)
+            );
+        }
+        for c in &s.type_changes {
+            let _ = write!(
+                h,
+                "<tr><td>{}</td><td>{}</td><td{}>{}</td></tr>",
+                esc(&c.column),
+                esc(&c.source),
+                if c.compatible { "" } else { " class=\"bad\"" },
+                esc(&c.target)
+            );
+        }
+        h.push_str("</table>");
+    }
+    let _ = write!(
+        h,
+        "<p>Compared columns: <code>{}</code></p>",
+        esc(&s.compared_columns.join(", "))
+    );
+
+    h.push_str("<h2>Partitions</h2><table id=\"partitions\"><tr><th>partition</th><th>presence</th><th>status</th><th>source rows</th><th>target rows</th><th>missing</th><th>extra</th><th>mismatch</th><th>duplicate</th><th>null key</th></tr>");
+    for p in &r.partitions {
+        let pt = &p.totals;
+        let status = match &p.error {
+            Some(e) => format!("<span class=\"bad\">failed: {}</span>", esc(&e.message)),
+            None => "ok".into(),
+        };
+        let _ = write!(
+            h,
+            "<tr><td>{}</td><td>{:?}</td><td>{status}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td></tr>",
+            esc(&p.partition),
+            p.presence,
+            pt.source_rows,
+            pt.target_rows,
+            pt.missing_in_target,
+            pt.extra_in_target,
+            pt.mismatch,
+            pt.duplicate_key_source + pt.duplicate_key_target,
+            pt.null_key_source + pt.null_key_target
+        );
+    }
+    h.push_str("</table>");
+
+    if !r.columns.is_empty() {
+        h.push_str("<h2>Columns</h2><table id=\"columns\"><tr><th>column</th><th>mismatched keys</th></tr>");
+        for c in &r.columns {
+            let _ = write!(
+                h,
+                "<tr><td>{}</td><td class=n>{}</td></tr>",
+                esc(&c.column),
+                c.mismatch
+            );
+        }
+        h.push_str("</table>");
+    }
+
+    let _ = write!(
+        h,
+        "<h2>Samples</h2><p>Up to {} per kind; every finding is in <a href=\"{}\">{}</a>.</p>",
+        r.sample_limit,
+        esc(&r.artifacts.diff_rows),
+        esc(&r.artifacts.diff_rows)
+    );
+    for kind in FindingKind::ALL {
+        let Some(samples) = r.samples.get(&kind) else {
+            continue;
+        };
+        let _ = write!(
+            h,
+            "<h3 id=\"{kind}\">{kind} ({})</h3><table><tr><th>partition</th>",
+            r.totals.of(kind)
+        );
+        for k in &r.key {
+            let _ = write!(h, "<th>{}</th>", esc(k));
+        }
+        match kind {
+            FindingKind::Mismatch => h.push_str("<th>column</th><th>source</th><th>target</th>"),
+            FindingKind::DuplicateKey => h.push_str("<th>side</th><th>rows</th>"),
+            FindingKind::NullKey => h.push_str("<th>side</th>"),
+            _ => {}
+        }
+        h.push_str("</tr>");
+        for s in samples {
+            let lead = {
+                let mut lead = format!("<td>{}</td>", esc(&s.partition));
+                for k in &r.key {
+                    let _ = write!(lead, "<td>{}</td>", value(s.key.get(k).unwrap_or(&None)));
+                }
+                lead
+            };
+            match kind {
+                FindingKind::Mismatch => {
+                    for d in &s.diffs {
+                        let _ = write!(
+                            h,
+                            "<tr>{lead}<td>{}</td><td>{}</td><td>{}</td></tr>",
+                            esc(&d.column),
+                            value(&d.source),
+                            value(&d.target)
+                        );
+                    }
+                }
+                FindingKind::DuplicateKey | FindingKind::NullKey => {
+                    let side = s
+                        .side
+                        .map(|s| format!("{s:?}").to_lowercase())
+                        .unwrap_or_default();
+                    let count = s
+                        .count
+                        .map(|c| format!("<td class=n>{c}</td>"))
+                        .unwrap_or_default();
+                    let _ = write!(h, "<tr>{lead}<td>{side}</td>{count}</tr>");
+                }
+                _ => {
+                    let _ = write!(h, "<tr>{lead}</tr>");
+                }
+            }
+        }
+        h.push_str("</table>");
+    }
+    let _ = write!(
+        h,
+        "<footer><p>glue-recon {} · hash encoding v{} · report schema v{} · <a href=\"report.json\">report.json</a></p></footer></body></html>",
+        esc(&r.engine_version),
+        r.hash_encoding_version,
+        r.schema_version
+    );
+    h
+}
+
+/// A one-word colour class for a status (used by the dashboard too).
+pub fn status_class(s: Status) -> &'static str {
+    match s {
+        Status::Pass => "PASS",
+        Status::Warn => "WARN",
+        Status::Fail => "FAIL",
+    }
+}

@@ -1,0 +1,248 @@
+//! Running a pair end to end in one process: resolve both tables, plan the compare,
+//! reconcile the partitions in parallel, merge, and write the report folder.
+//! The Lambda functions run the same steps split across invocations.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use futures::StreamExt;
+use futures::future::BoxFuture;
+
+use crate::config::{Defaults, PairConfig};
+use crate::error::{ReconError, Result};
+use crate::partial::PartialDiff;
+use crate::partition_filter::Filter;
+use crate::plan::{ComparePlan, with_partition_columns};
+use crate::reconcile::ItemRunner;
+use crate::report::{Report, RunMeta, build_report, new_run_id, now_rfc3339};
+use crate::scan::{NoProgress, Progress, open_file};
+use crate::storage::Storage;
+use crate::table::{Location, TableListing, WorkItem, align, list_location};
+
+/// A data catalog that resolves `glue://database/table` to files.
+pub trait Catalog: Send + Sync {
+    /// Resolve a table (and its partitions matching `filter`, in Glue expression
+    /// syntax) to its files.
+    fn resolve<'a>(
+        &'a self,
+        database: &'a str,
+        table: &'a str,
+        filter: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<TableListing>>;
+}
+
+/// How a run is carried out.
+#[derive(Clone)]
+pub struct RunOptions {
+    /// Storage for tables and reports.
+    pub storage: Storage,
+    /// The Glue catalog, when glue:// tables are used.
+    pub catalog: Option<Arc<dyn Catalog>>,
+    /// Row groups decoded at once (default: 2 per core).
+    pub parallelism: usize,
+    /// Partitions in flight at once.
+    pub item_concurrency: usize,
+    /// Progress sink.
+    pub progress: Arc<dyn Progress>,
+    /// Run id.
+    pub run_id: String,
+    /// What triggered the run.
+    pub trigger: String,
+    /// Restrict to these partition labels (`dt=2024-01-01`), when set.
+    pub partitions: Option<Vec<String>>,
+}
+
+impl RunOptions {
+    /// Defaults for a local run: local storage, all cores, no progress output.
+    pub fn local() -> Self {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        RunOptions {
+            storage: Storage::local_only(),
+            catalog: None,
+            parallelism: cores * 2,
+            item_concurrency: cores.max(2),
+            progress: Arc::new(NoProgress),
+            run_id: new_run_id(),
+            trigger: "on-demand".into(),
+            partitions: None,
+        }
+    }
+}
+
+/// A pair ready to reconcile: its plan and work items.
+pub struct PreparedPair {
+    /// The compare plan.
+    pub plan: ComparePlan,
+    /// One item per aligned partition.
+    pub items: Vec<WorkItem>,
+}
+
+/// Resolve a table location to its files.
+pub async fn resolve_table(
+    opts: &RunOptions,
+    location: &str,
+    filter: Option<&str>,
+) -> Result<TableListing> {
+    match Location::parse(location)? {
+        Location::Glue { database, table } => {
+            let catalog = opts.catalog.as_ref().ok_or_else(|| {
+                ReconError::InvalidInput(format!(
+                    "{location} is a Glue table but no Glue client is configured"
+                ))
+            })?;
+            catalog.resolve(&database, &table, filter).await
+        }
+        Location::Local(_) | Location::S3(_) => {
+            let parsed = filter.map(Filter::parse).transpose()?;
+            list_location(&opts.storage, location, parsed.as_ref()).await
+        }
+    }
+}
+
+async fn table_schema(
+    opts: &RunOptions,
+    listing: &TableListing,
+) -> Result<arrow::datatypes::Schema> {
+    let first = listing
+        .files
+        .first()
+        .ok_or_else(|| ReconError::TableNotFound {
+            location: listing.location.clone(),
+            reason: "no Parquet files match (check the partition filter)".into(),
+        })?;
+    let store = opts.storage.for_uri(&first.file.uri)?;
+    let opened = open_file(store.as_ref(), first).await?;
+    Ok(with_partition_columns(
+        opened.meta.schema(),
+        &listing.partition_columns,
+    ))
+}
+
+/// Resolve both tables, build the plan and align partitions.
+pub async fn prepare_pair(pair: &PairConfig, opts: &RunOptions) -> Result<PreparedPair> {
+    let filter = pair.partition_filter.as_deref();
+    let (source, target) = futures::try_join!(
+        resolve_table(opts, &pair.source, filter),
+        resolve_table(opts, &pair.target, filter)
+    )?;
+    let (s_schema, t_schema) =
+        futures::try_join!(table_schema(opts, &source), table_schema(opts, &target))?;
+    let plan = ComparePlan::build(pair, &s_schema, &t_schema)?;
+    let mut items = align(&pair.name, &source, &target);
+    if let Some(wanted) = &opts.partitions {
+        for w in wanted {
+            if !items.iter().any(|i| &i.partition == w) {
+                return Err(ReconError::InvalidInput(format!(
+                    "pair `{}` has no partition `{w}` (it has: {})",
+                    pair.name,
+                    items
+                        .iter()
+                        .map(|i| i.partition.as_str())
+                        .take(20)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            }
+        }
+        items.retain(|i| wanted.contains(&i.partition));
+    }
+    Ok(PreparedPair { plan, items })
+}
+
+/// Reconcile every item, `item_concurrency` at a time.
+pub async fn run_items(
+    runner: &ItemRunner,
+    items: &[WorkItem],
+    item_concurrency: usize,
+) -> Vec<PartialDiff> {
+    futures::stream::iter(items.iter())
+        .map(|item| runner.run(item))
+        .buffer_unordered(item_concurrency.max(1))
+        .collect()
+        .await
+}
+
+/// The result of a pair's run.
+pub struct PairRun {
+    /// The merged report.
+    pub report: Report,
+    /// The partial diffs (for diffs.parquet).
+    pub partials: Vec<PartialDiff>,
+}
+
+/// Run one pair in this process.
+pub async fn run_pair_full(
+    pair: &PairConfig,
+    defaults: &Defaults,
+    opts: &RunOptions,
+) -> Result<PairRun> {
+    let meta = RunMeta {
+        run_id: opts.run_id.clone(),
+        trigger: opts.trigger.clone(),
+        started_at: now_rfc3339(),
+    };
+    let prepared = prepare_pair(pair, opts).await?;
+    let runner = ItemRunner {
+        storage: opts.storage.clone(),
+        plan: Arc::new(prepared.plan),
+        parallelism: opts.parallelism,
+        progress: opts.progress.clone(),
+    };
+    let partials = run_items(&runner, &prepared.items, opts.item_concurrency).await;
+    let report = build_report(
+        &meta,
+        pair,
+        pair.sample_limit(defaults),
+        runner.plan.schema.clone(),
+        partials.clone(),
+    );
+    Ok(PairRun { report, partials })
+}
+
+/// Run one pair and return its report.
+pub async fn run_pair(pair: &PairConfig, defaults: &Defaults, opts: &RunOptions) -> Result<Report> {
+    Ok(run_pair_full(pair, defaults, opts).await?.report)
+}
+
+/// Where a report was written.
+#[derive(Debug, Clone)]
+pub struct ReportLocation {
+    /// The folder (or s3 prefix).
+    pub dir: String,
+    /// report.json.
+    pub json: String,
+    /// report.html.
+    pub html: String,
+    /// diffs.parquet.
+    pub diff_rows: String,
+}
+
+/// The folder of a pair's run under a report root.
+pub fn report_dir(root: &str, pair: &str, run_id: &str) -> String {
+    Storage::join(root, &format!("{pair}/{run_id}"))
+}
+
+/// Write report.json, report.html and diffs.parquet under `root/<pair>/<run_id>/`.
+/// Every object is written whole; a retried run overwrites the same keys.
+pub async fn write_report(storage: &Storage, root: &str, run: &PairRun) -> Result<ReportLocation> {
+    let r = &run.report;
+    let dir = report_dir(root, &r.pair, &r.run_id);
+    let loc = ReportLocation {
+        json: Storage::join(&dir, "report.json"),
+        html: Storage::join(&dir, &r.artifacts.html),
+        diff_rows: Storage::join(&dir, &r.artifacts.diff_rows),
+        dir,
+    };
+    let store = storage.for_uri(&loc.dir)?;
+    let rows = crate::diffrows::write_diff_rows(&r.key, &run.partials)?;
+    store.put(&loc.diff_rows, rows).await?;
+    store
+        .put(&loc.html, Bytes::from(crate::html::render_report(r)))
+        .await?;
+    let json = serde_json::to_vec_pretty(r).map_err(|e| ReconError::Write {
+        target: loc.json.clone(),
+        reason: e.to_string(),
+    })?;
+    store.put(&loc.json, Bytes::from(json)).await?;
+    Ok(loc)
+}

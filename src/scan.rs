@@ -1,0 +1,498 @@
+//! Reading one side of a work item: Parquet files are opened through the
+//! [`ObjectStore`], split into row groups, and every row group is decoded, encoded
+//! and hashed as its own task so one large partition uses every core.
+
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
+use arrow::compute::cast;
+use arrow::datatypes::{DataType, Float64Type, Schema};
+use futures::{StreamExt, TryStreamExt};
+use parquet::arrow::ProjectionMask;
+use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions, RowSelection};
+use parquet::arrow::async_reader::ParquetRecordBatchStreamBuilder;
+use sha2::{Digest, Sha256};
+
+use crate::canonical::{Encoder, StringRules, is_null_encoding};
+use crate::error::{ReconError, Result};
+use crate::index::{NullKeyRow, PartitionIndex, Pending, PendingRow, RowLoc};
+use crate::plan::{CompareMode, ComparePlan, PlanColumn, Side};
+use crate::storage::ObjectStore;
+use crate::table::TableFile;
+
+/// Rows per decoded batch.
+pub const BATCH_SIZE: usize = 8192;
+
+/// Something that wants to know how far a run is (a progress bar).
+pub trait Progress: Send + Sync {
+    /// `n` more rows were hashed.
+    fn rows(&self, n: u64);
+    /// A work item (partition) finished.
+    fn item_done(&self, partition: &str);
+}
+
+/// Progress that goes nowhere.
+pub struct NoProgress;
+
+impl Progress for NoProgress {
+    fn rows(&self, _: u64) {}
+    fn item_done(&self, _: &str) {}
+}
+
+fn corrupt(file: &str, e: impl std::fmt::Display) -> ReconError {
+    ReconError::CorruptParquet {
+        file: file.to_string(),
+        reason: e.to_string(),
+    }
+}
+
+/// An opened Parquet file: its footer, decoded once and shared by its row-group tasks.
+pub struct OpenedFile {
+    /// The file.
+    pub file: TableFile,
+    /// Its Arrow metadata.
+    pub meta: ArrowReaderMetadata,
+}
+
+/// Open a file and read its footer.
+pub async fn open_file(store: &dyn ObjectStore, file: &TableFile) -> Result<OpenedFile> {
+    let mut reader = store.open(&file.file).await?;
+    let meta = ArrowReaderMetadata::load_async(&mut reader, ArrowReaderOptions::new())
+        .await
+        .map_err(|e| corrupt(&file.file.uri, e))?;
+    Ok(OpenedFile {
+        file: file.clone(),
+        meta,
+    })
+}
+
+/// The Arrow schema of a file, with the file's partition columns added as text.
+pub fn file_schema(opened: &OpenedFile) -> Schema {
+    let cols: Vec<String> = opened
+        .file
+        .partition
+        .iter()
+        .map(|(k, _)| k.clone())
+        .collect();
+    crate::plan::with_partition_columns(opened.meta.schema(), &cols)
+}
+
+/// Where a plan column's values come from in one file.
+enum Source {
+    /// A top-level column of the file (index into the projected batch, by name).
+    Column(String),
+    /// A partition value from the path.
+    Partition(Option<String>),
+    /// Neither: NULL on every row (schema evolution).
+    Missing,
+}
+
+fn find_field(schema: &Schema, name: &str) -> Option<usize> {
+    schema
+        .fields()
+        .iter()
+        .position(|f| f.name().eq_ignore_ascii_case(name))
+}
+
+/// Resolve every plan column in a file, and the projection that reads them.
+fn resolve(
+    opened: &OpenedFile,
+    columns: &[&PlanColumn],
+    side: Side,
+    key_count: usize,
+) -> Result<(Vec<Source>, ProjectionMask)> {
+    let schema = opened.meta.schema();
+    let mut roots = Vec::new();
+    let mut sources = Vec::with_capacity(columns.len());
+    for (i, c) in columns.iter().enumerate() {
+        let name = c.name_on(side);
+        if let Some(idx) = find_field(schema, name) {
+            roots.push(idx);
+            sources.push(Source::Column(schema.field(idx).name().clone()));
+        } else if let Some((_, v)) = opened
+            .file
+            .partition
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+        {
+            sources.push(Source::Partition(v.clone()));
+        } else if i < key_count {
+            return Err(ReconError::SchemaMismatch {
+                table: opened.file.file.uri.clone(),
+                reason: format!(
+                    "key column `{name}` is not in this file (columns: {})",
+                    schema
+                        .fields()
+                        .iter()
+                        .map(|f| f.name().as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            });
+        } else {
+            sources.push(Source::Missing);
+        }
+    }
+    roots.sort_unstable();
+    roots.dedup();
+    let mask = ProjectionMask::roots(opened.meta.metadata().file_metadata().schema_descr(), roots);
+    Ok((sources, mask))
+}
+
+/// Bring an array to the plan's comparison form.
+pub fn prepare(array: &ArrayRef, mode: CompareMode, column: &str) -> Result<ArrayRef> {
+    let to = match mode {
+        CompareMode::Native => return Ok(array.clone()),
+        CompareMode::AsFloat => DataType::Float64,
+        CompareMode::AsString => DataType::Utf8,
+    };
+    cast(array, &to).map_err(|e| ReconError::SchemaMismatch {
+        table: column.to_string(),
+        reason: format!("cannot convert column `{column}` to {to} for comparison: {e}"),
+    })
+}
+
+/// Arrays of one batch, prepared for encoding, in plan-column order.
+pub struct PreparedBatch {
+    arrays: Vec<Option<ArrayRef>>,
+    constants: Vec<Option<Option<String>>>,
+    /// The raw (unprepared) arrays, for display.
+    pub raw: Vec<Option<ArrayRef>>,
+}
+
+fn prepare_batch(
+    batch: &RecordBatch,
+    columns: &[&PlanColumn],
+    sources: &[Source],
+) -> Result<PreparedBatch> {
+    let mut arrays = Vec::with_capacity(columns.len());
+    let mut raw = Vec::with_capacity(columns.len());
+    let mut constants = Vec::with_capacity(columns.len());
+    for (c, s) in columns.iter().zip(sources) {
+        match s {
+            Source::Column(name) => {
+                let a = batch
+                    .column_by_name(name)
+                    .expect("projected column")
+                    .clone();
+                arrays.push(Some(prepare(&a, c.mode, &c.name)?));
+                raw.push(Some(a));
+                constants.push(None);
+            }
+            Source::Partition(v) => {
+                arrays.push(None);
+                raw.push(None);
+                constants.push(Some(v.clone()));
+            }
+            Source::Missing => {
+                arrays.push(None);
+                raw.push(None);
+                constants.push(Some(None));
+            }
+        }
+    }
+    Ok(PreparedBatch {
+        arrays,
+        constants,
+        raw,
+    })
+}
+
+impl PreparedBatch {
+    /// Encoders for the columns `range` of the plan-column list.
+    pub fn encoders<'a>(
+        &'a self,
+        columns: &[&PlanColumn],
+        range: std::ops::Range<usize>,
+    ) -> Result<Vec<Encoder<'a>>> {
+        range
+            .map(|i| {
+                let rules: StringRules = columns[i].rules.into();
+                match (&self.arrays[i], &self.constants[i]) {
+                    (Some(a), _) => Encoder::new(a.as_ref(), rules, &columns[i].name),
+                    (None, Some(Some(v))) => Ok(Encoder::constant_text(Some(v), rules)),
+                    _ => Ok(Encoder::all_null()),
+                }
+            })
+            .collect()
+    }
+
+    /// The tolerance columns `range` as float64 arrays (None = NULL throughout).
+    pub fn floats(&self, range: std::ops::Range<usize>) -> Result<Vec<Option<ArrayRef>>> {
+        range
+            .map(|i| match (&self.arrays[i], &self.constants[i]) {
+                (Some(a), _) => {
+                    cast(a, &DataType::Float64)
+                        .map(Some)
+                        .map_err(|e| ReconError::SchemaMismatch {
+                            table: format!("column {i}"),
+                            reason: e.to_string(),
+                        })
+                }
+                (None, Some(Some(v))) => Ok(v
+                    .parse::<f64>()
+                    .ok()
+                    .map(|f| Arc::new(arrow::array::Float64Array::from(vec![f])) as ArrayRef)),
+                _ => Ok(None),
+            })
+            .collect()
+    }
+}
+
+/// Read one value of a float64 array, or of a one-element constant array.
+pub fn float_at(a: &Option<ArrayRef>, row: usize) -> Option<f64> {
+    let a = a.as_ref()?;
+    let a = a.as_primitive::<Float64Type>();
+    let row = if a.len() == 1 { 0 } else { row };
+    a.is_valid(row).then(|| a.value(row))
+}
+
+/// Everything a row-group task needs, shared by `Arc`.
+pub struct SideTask {
+    /// The store the files are in.
+    pub store: Arc<dyn ObjectStore>,
+    /// The plan.
+    pub plan: Arc<ComparePlan>,
+    /// Which side.
+    pub side: Side,
+    /// The index to fill.
+    pub index: Arc<PartitionIndex>,
+    /// Progress sink.
+    pub progress: Arc<dyn Progress>,
+}
+
+/// Hash one row group of one file into the index.
+pub async fn hash_row_group(
+    task: &SideTask,
+    file_no: u32,
+    opened: &OpenedFile,
+    row_group: usize,
+) -> Result<()> {
+    let plan = &task.plan;
+    let columns: Vec<&PlanColumn> = plan.all_columns().collect();
+    let (nk, nv) = (plan.key.len(), plan.values.len());
+    let (sources, mask) = resolve(opened, &columns, task.side, nk)?;
+    let uri = &opened.file.file.uri;
+    let reader = task.store.open(&opened.file.file).await?;
+    let mut stream =
+        ParquetRecordBatchStreamBuilder::new_with_metadata(reader, opened.meta.clone())
+            .with_row_groups(vec![row_group])
+            .with_projection(mask)
+            .with_batch_size(BATCH_SIZE)
+            .build()
+            .map_err(|e| corrupt(uri, e))?;
+    let mut row = opened
+        .meta
+        .metadata()
+        .row_groups()
+        .iter()
+        .take(row_group)
+        .map(|rg| rg.num_rows() as u64)
+        .sum::<u64>();
+    let mut pending = Pending::default();
+    let mut key = Vec::with_capacity(64);
+    let mut values = Vec::with_capacity(256);
+    let tol_width = plan.tolerant.len();
+    while let Some(batch) = stream.try_next().await.map_err(|e| corrupt(uri, e))? {
+        let n = batch.num_rows();
+        let prepared = prepare_batch(&batch, &columns, &sources)?;
+        let key_enc = prepared.encoders(&columns, 0..nk)?;
+        let value_enc = prepared.encoders(&columns, nk..nk + nv)?;
+        let floats = prepared.floats(nk + nv..columns.len())?;
+        pending.clear();
+        let mut nulls = Vec::new();
+        for r in 0..n {
+            key.clear();
+            let mut null_key = false;
+            for e in &key_enc {
+                let start = key.len();
+                e.encode(r, &mut key);
+                null_key |= is_null_encoding(&key[start..]);
+            }
+            let loc = RowLoc {
+                file: file_no,
+                row: row + r as u64,
+            };
+            if null_key {
+                nulls.push(NullKeyRow {
+                    side: task.side,
+                    key: key.clone(),
+                    loc,
+                });
+                continue;
+            }
+            values.clear();
+            for e in &value_enc {
+                e.encode(r, &mut values);
+            }
+            let row_hash: [u8; 32] = Sha256::digest(&values).into();
+            let hash64 = task.index.key_hash(&key);
+            let tol_start = pending.tol.len() as u32;
+            pending.tol.extend(floats.iter().map(|a| float_at(a, r)));
+            debug_assert_eq!(pending.tol.len() - tol_start as usize, tol_width);
+            pending.shards[PartitionIndex::shard_of(hash64)].push(PendingRow {
+                hash64,
+                key_start: pending.keys.len() as u32,
+                key_len: key.len() as u32,
+                row_hash,
+                loc,
+                tol_start,
+            });
+            pending.keys.extend_from_slice(&key);
+        }
+        task.index.insert(task.side, &pending);
+        task.index.add_null_keys(nulls);
+        task.index.add_rows(task.side, n as u64);
+        task.progress.rows(n as u64);
+        row += n as u64;
+    }
+    Ok(())
+}
+
+/// Values of selected rows of one file: for each requested row, per plan column,
+/// the canonical bytes (of the prepared value), the display text (of the raw value),
+/// and the float value (tolerance columns).
+pub struct RowValues {
+    /// Canonical bytes per plan column.
+    pub canonical: Vec<Vec<u8>>,
+    /// Display text per plan column (`None` = NULL).
+    pub display: Vec<Option<String>>,
+    /// Float values per plan column (only meaningful for tolerance columns).
+    pub floats: Vec<Option<f64>>,
+}
+
+/// Read the given rows (sorted, unique) of a file with all plan columns.
+pub async fn read_rows(
+    store: &dyn ObjectStore,
+    plan: &ComparePlan,
+    side: Side,
+    opened: &OpenedFile,
+    rows: &[u64],
+) -> Result<Vec<(u64, RowValues)>> {
+    let columns: Vec<&PlanColumn> = plan.all_columns().collect();
+    let (sources, mask) = resolve(opened, &columns, side, plan.key.len())?;
+    let uri = &opened.file.file.uri;
+    // Row groups that hold a requested row, and the selection within them.
+    let mut groups = Vec::new();
+    let mut selectors = Vec::new();
+    let mut wanted: Vec<u64> = Vec::new();
+    let mut start = 0u64;
+    let mut it = rows.iter().peekable();
+    for (i, rg) in opened.meta.metadata().row_groups().iter().enumerate() {
+        let end = start + rg.num_rows() as u64;
+        let mut in_group = Vec::new();
+        while let Some(&&r) = it.peek() {
+            if r >= end {
+                break;
+            }
+            in_group.push(r);
+            it.next();
+        }
+        if !in_group.is_empty() {
+            groups.push(i);
+            let mut pos = start;
+            for r in in_group {
+                if r > pos {
+                    selectors.push(parquet::arrow::arrow_reader::RowSelector::skip(
+                        (r - pos) as usize,
+                    ));
+                }
+                selectors.push(parquet::arrow::arrow_reader::RowSelector::select(1));
+                wanted.push(r);
+                pos = r + 1;
+            }
+            if end > pos {
+                selectors.push(parquet::arrow::arrow_reader::RowSelector::skip(
+                    (end - pos) as usize,
+                ));
+            }
+        }
+        start = end;
+    }
+    if groups.is_empty() {
+        return Ok(Vec::new());
+    }
+    let reader = store.open(&opened.file.file).await?;
+    let stream = ParquetRecordBatchStreamBuilder::new_with_metadata(reader, opened.meta.clone())
+        .with_row_groups(groups)
+        .with_row_selection(RowSelection::from(selectors))
+        .with_projection(mask)
+        .with_batch_size(BATCH_SIZE)
+        .build()
+        .map_err(|e| corrupt(uri, e))?;
+    let batches: Vec<RecordBatch> = stream.try_collect().await.map_err(|e| corrupt(uri, e))?;
+    let mut out = Vec::with_capacity(wanted.len());
+    let mut next = wanted.into_iter();
+    let n_all = columns.len();
+    let tol_from = plan.key.len() + plan.values.len();
+    for batch in batches {
+        let prepared = prepare_batch(&batch, &columns, &sources)?;
+        let encoders = prepared.encoders(&columns, 0..n_all)?;
+        let mut floats = vec![None; tol_from];
+        floats.extend(prepared.floats(tol_from..n_all)?);
+        let formatters: Vec<Option<arrow::util::display::ArrayFormatter>> = prepared
+            .raw
+            .iter()
+            .map(|a| {
+                a.as_ref().and_then(|a| {
+                    arrow::util::display::ArrayFormatter::try_new(
+                        a.as_ref(),
+                        &arrow::util::display::FormatOptions::default(),
+                    )
+                    .ok()
+                })
+            })
+            .collect();
+        for r in 0..batch.num_rows() {
+            let Some(row_no) = next.next() else { break };
+            let mut canonical = Vec::with_capacity(n_all);
+            let mut display = Vec::with_capacity(n_all);
+            let mut fl = Vec::with_capacity(n_all);
+            for (i, e) in encoders.iter().enumerate() {
+                let mut b = Vec::new();
+                e.encode(r, &mut b);
+                let text = if is_null_encoding(&b) {
+                    None
+                } else {
+                    match (&formatters[i], &prepared.constants[i]) {
+                        (Some(f), _) => Some(f.value(r).to_string()),
+                        (None, Some(v)) => v.clone(),
+                        _ => None,
+                    }
+                };
+                canonical.push(b);
+                display.push(text);
+                fl.push(if i >= tol_from {
+                    float_at(&floats[i], r)
+                } else {
+                    None
+                });
+            }
+            out.push((
+                row_no,
+                RowValues {
+                    canonical,
+                    display,
+                    floats: fl,
+                },
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// Open many files concurrently.
+pub async fn open_files(
+    store: &Arc<dyn ObjectStore>,
+    files: &[TableFile],
+    concurrency: usize,
+) -> Vec<Result<OpenedFile>> {
+    futures::stream::iter(files.iter())
+        .map(|f| {
+            let store = store.clone();
+            async move { open_file(store.as_ref(), f).await }
+        })
+        .buffered(concurrency.max(1))
+        .collect()
+        .await
+}

@@ -1,0 +1,417 @@
+//! Tables as lists of Parquet files grouped into partitions, and the alignment of a
+//! source table's partitions with a target table's.
+//!
+//! A folder or S3 prefix is read Hive-style: `k=v/` folder levels (values
+//! URL-decoded, `__HIVE_DEFAULT_PARTITION__` is NULL) become partition values, which are
+//! also values of every row in them. Files and folders whose names start with `_` or
+//! `.` (`_SUCCESS`, `_temporary/`, `.crc`) are ignored, as are files with an extension
+//! other than `.parquet`, `.parq` or `.pq` (Glue also writes extension-less part files,
+//! which are read).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{ReconError, Result};
+use crate::partition_filter::Filter;
+use crate::storage::{FileRef, ObjectStore, Storage};
+
+/// Partition values of one file: `(column, value)` in folder order, column names
+/// lower-case, NULL for Hive's default partition.
+pub type PartitionValues = Vec<(String, Option<String>)>;
+
+/// Where a table lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Location {
+    /// A local folder (or a single file).
+    Local(String),
+    /// An `s3://bucket/prefix/` URI.
+    S3(String),
+    /// A table of the Glue Data Catalog.
+    Glue {
+        /// The database name.
+        database: String,
+        /// The table name.
+        table: String,
+    },
+}
+
+impl Location {
+    /// Parse a location as written in the config or on the command line.
+    pub fn parse(text: &str) -> Result<Location> {
+        let t = text.trim();
+        if let Some(rest) = t.strip_prefix("glue://") {
+            let parts: Vec<&str> = rest.trim_end_matches('/').split('/').collect();
+            return match parts.as_slice() {
+                [db, table] if !db.is_empty() && !table.is_empty() => Ok(Location::Glue {
+                    database: db.to_string(),
+                    table: table.to_string(),
+                }),
+                _ => Err(ReconError::InvalidInput(format!(
+                    "`{text}` is not a Glue table; write glue://DATABASE/TABLE"
+                ))),
+            };
+        }
+        if let Some(rest) = t.strip_prefix("s3://") {
+            if rest.is_empty() || rest.starts_with('/') {
+                return Err(ReconError::InvalidInput(format!(
+                    "`{text}` has no bucket; write s3://BUCKET/PREFIX/"
+                )));
+            }
+            return Ok(Location::S3(t.to_string()));
+        }
+        if t.contains("://") && !t.starts_with("file://") {
+            return Err(ReconError::InvalidInput(format!(
+                "`{text}`: unsupported scheme; use a folder path, file://, s3:// or glue://"
+            )));
+        }
+        if t.is_empty() {
+            return Err(ReconError::InvalidInput("empty table location".into()));
+        }
+        Ok(Location::Local(t.to_string()))
+    }
+}
+
+/// One Parquet file of a table with its partition values.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TableFile {
+    /// The file.
+    #[serde(flatten)]
+    pub file: FileRef,
+    /// Its partition values.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub partition: PartitionValues,
+}
+
+/// A table resolved to its files.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TableListing {
+    /// The location as the user wrote it.
+    pub location: String,
+    /// Partition column names (lower-case), in folder order; empty if unpartitioned.
+    pub partition_columns: Vec<String>,
+    /// The files, sorted by URI.
+    pub files: Vec<TableFile>,
+}
+
+fn is_hidden(name: &str) -> bool {
+    name.starts_with('_') || name.starts_with('.')
+}
+
+fn is_data_file(name: &str) -> bool {
+    match name.rsplit_once('.') {
+        None => true,
+        Some((_, ext)) => {
+            let ext = ext.to_ascii_lowercase();
+            matches!(ext.as_str(), "parquet" | "parq" | "pq")
+                || name.to_ascii_lowercase().ends_with(".snappy") // part-0000.snappy
+        }
+    }
+}
+
+/// Percent-decode a Hive partition value.
+pub fn url_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && i + 2 < bytes.len()
+            && let Some(v) = std::str::from_utf8(&bytes[i + 1..i + 3])
+                .ok()
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+        {
+            out.push(v);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Parse the Hive partition folders of a path relative to the table root.
+/// Returns `None` for hidden or non-data files.
+pub fn parse_relative_path(rel: &str) -> Option<PartitionValues> {
+    let parts: Vec<&str> = rel.split('/').filter(|p| !p.is_empty()).collect();
+    let (file, dirs) = parts.split_last()?;
+    if is_hidden(file) || !is_data_file(file) || dirs.iter().any(|d| is_hidden(d)) {
+        return None;
+    }
+    Some(
+        dirs.iter()
+            .filter_map(|d| d.split_once('='))
+            .map(|(k, v)| {
+                let v = url_decode(v);
+                let v = (v != "__HIVE_DEFAULT_PARTITION__").then_some(v);
+                (url_decode(k).to_lowercase(), v)
+            })
+            .collect(),
+    )
+}
+
+/// List a folder or S3 prefix as a table, applying the partition filter.
+pub async fn list_table(
+    store: &dyn ObjectStore,
+    location: &str,
+    filter: Option<&Filter>,
+) -> Result<TableListing> {
+    let objects = store.list(location).await?;
+    let root = location.trim_end_matches('/');
+    let single_file = objects.len() == 1 && objects[0].uri.trim_end_matches('/') == root;
+    let mut files = Vec::new();
+    let mut layout: Option<Vec<String>> = None;
+    for obj in objects {
+        let rel = if single_file {
+            obj.uri.rsplit('/').next().unwrap_or(&obj.uri).to_string()
+        } else {
+            obj.uri
+                .strip_prefix(root)
+                .unwrap_or(&obj.uri)
+                .trim_start_matches('/')
+                .to_string()
+        };
+        let Some(partition) = parse_relative_path(&rel) else {
+            tracing::debug!(file = %obj.uri, "ignored (hidden or not a data file)");
+            continue;
+        };
+        let columns: Vec<String> = partition.iter().map(|(k, _)| k.clone()).collect();
+        match &layout {
+            None => layout = Some(columns),
+            Some(l) if *l != columns => {
+                return Err(ReconError::InvalidInput(format!(
+                    "{location}: inconsistent partition layout: {} is under partitions ({}) but other files are under ({}); point the pair at one table",
+                    obj.uri,
+                    columns.join(", "),
+                    l.join(", ")
+                )));
+            }
+            Some(_) => {}
+        }
+        if let Some(f) = filter
+            && !f.matches(&partition)
+        {
+            continue;
+        }
+        files.push(TableFile {
+            file: obj,
+            partition,
+        });
+    }
+    let Some(partition_columns) = layout else {
+        return Err(ReconError::TableNotFound {
+            location: location.to_string(),
+            reason: "no Parquet files found (hidden files and non-Parquet extensions are ignored)"
+                .into(),
+        });
+    };
+    if let Some(f) = filter {
+        for c in f.columns() {
+            if !partition_columns.iter().any(|p| p == c) {
+                return Err(ReconError::InvalidInput(format!(
+                    "{location}: partition_filter names `{c}`, which is not a partition column (partition columns: {})",
+                    if partition_columns.is_empty() {
+                        "none".to_string()
+                    } else {
+                        partition_columns.join(", ")
+                    }
+                )));
+            }
+        }
+    }
+    Ok(TableListing {
+        location: location.to_string(),
+        partition_columns,
+        files,
+    })
+}
+
+/// List a local or S3 table through `storage`.
+pub async fn list_location(
+    storage: &Storage,
+    location: &str,
+    filter: Option<&Filter>,
+) -> Result<TableListing> {
+    list_table(storage.for_uri(location)?.as_ref(), location, filter).await
+}
+
+/// Which sides a partition is on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Presence {
+    /// On both sides.
+    Both,
+    /// Only in the source: every key is missing in the target.
+    SourceOnly,
+    /// Only in the target: every key is extra.
+    TargetOnly,
+}
+
+/// One unit of work: the files of one partition on each side.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkItem {
+    /// Stable id of the item within its pair (a hash of the partition label).
+    pub item_id: String,
+    /// The pair name.
+    pub pair: String,
+    /// Human label of the partition: `dt=2024-01-01/region=eu`, or `*` for all.
+    pub partition: String,
+    /// Which sides have it.
+    pub presence: Presence,
+    /// Source files.
+    pub source: Vec<TableFile>,
+    /// Target files.
+    pub target: Vec<TableFile>,
+}
+
+fn label(values: &PartitionValues) -> String {
+    if values.is_empty() {
+        return "*".into();
+    }
+    values
+        .iter()
+        .map(|(k, v)| {
+            format!(
+                "{k}={}",
+                v.as_deref().unwrap_or("__HIVE_DEFAULT_PARTITION__")
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// A stable id for an item: depends only on the pair and the partition label.
+pub fn item_id(pair: &str, partition: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(format!("{pair}\0{partition}").as_bytes());
+    digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Pair up the partitions of two tables. When both have the same partition
+/// columns, partitions are matched by value (one item each, one-sided partitions
+/// included); otherwise the whole tables form one item.
+pub fn align(pair: &str, source: &TableListing, target: &TableListing) -> Vec<WorkItem> {
+    let same_layout = source.partition_columns == target.partition_columns
+        && !source.partition_columns.is_empty();
+    if !same_layout {
+        return vec![WorkItem {
+            item_id: item_id(pair, "*"),
+            pair: pair.to_string(),
+            partition: "*".into(),
+            presence: Presence::Both,
+            source: source.files.clone(),
+            target: target.files.clone(),
+        }];
+    }
+    let mut groups: BTreeMap<String, (Vec<TableFile>, Vec<TableFile>)> = BTreeMap::new();
+    for f in &source.files {
+        groups
+            .entry(label(&f.partition))
+            .or_default()
+            .0
+            .push(f.clone());
+    }
+    for f in &target.files {
+        groups
+            .entry(label(&f.partition))
+            .or_default()
+            .1
+            .push(f.clone());
+    }
+    groups
+        .into_iter()
+        .map(|(partition, (s, t))| WorkItem {
+            item_id: item_id(pair, &partition),
+            pair: pair.to_string(),
+            presence: match (s.is_empty(), t.is_empty()) {
+                (false, true) => Presence::SourceOnly,
+                (true, false) => Presence::TargetOnly,
+                _ => Presence::Both,
+            },
+            partition,
+            source: s,
+            target: t,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hive_paths_are_decoded_and_hidden_files_skipped() {
+        assert_eq!(
+            parse_relative_path("dt=2024-01-01/city=S%C3%A3o%20Paulo/part-0.parquet"),
+            Some(vec![
+                ("dt".into(), Some("2024-01-01".into())),
+                ("city".into(), Some("São Paulo".into()))
+            ])
+        );
+        assert_eq!(parse_relative_path("dt=1/_SUCCESS"), None);
+        assert_eq!(parse_relative_path("_temporary/0/part.parquet"), None);
+        assert_eq!(parse_relative_path("dt=1/.part.parquet.crc"), None);
+        assert_eq!(parse_relative_path("notes.txt"), None);
+        assert_eq!(
+            parse_relative_path("k=__HIVE_DEFAULT_PARTITION__/run-123-part-r-00000"),
+            Some(vec![("k".into(), None)])
+        );
+    }
+
+    #[test]
+    fn locations_parse_or_explain() {
+        assert_eq!(
+            Location::parse("glue://db/t").unwrap(),
+            Location::Glue {
+                database: "db".into(),
+                table: "t".into()
+            }
+        );
+        assert!(Location::parse("glue://db").is_err());
+        assert!(
+            Location::parse("gs://x")
+                .unwrap_err()
+                .to_string()
+                .contains("unsupported")
+        );
+        assert_eq!(
+            Location::parse("s3://b/p/").unwrap(),
+            Location::S3("s3://b/p/".into())
+        );
+    }
+
+    #[test]
+    fn one_sided_partitions_are_items() {
+        let file = |dt: &str| TableFile {
+            file: FileRef {
+                uri: format!("x/dt={dt}/p.parquet"),
+                size: 1,
+            },
+            partition: vec![("dt".into(), Some(dt.into()))],
+        };
+        let listing = |files: Vec<TableFile>| TableListing {
+            location: "x".into(),
+            partition_columns: vec!["dt".into()],
+            files,
+        };
+        let items = align(
+            "p",
+            &listing(vec![file("1"), file("2")]),
+            &listing(vec![file("2"), file("3")]),
+        );
+        let presence: Vec<_> = items
+            .iter()
+            .map(|i| (i.partition.as_str(), i.presence))
+            .collect();
+        assert_eq!(
+            presence,
+            vec![
+                ("dt=1", Presence::SourceOnly),
+                ("dt=2", Presence::Both),
+                ("dt=3", Presence::TargetOnly)
+            ]
+        );
+        assert_eq!(items[0].item_id, item_id("p", "dt=1"));
+    }
+}
