@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The test suite: start a local moto server, run `cargo test --release` against it, and
+# The test suite: start a local moto server, run `cargo test` (dev profile; dependencies are optimised, see Cargo.toml) against it, and
 # stop moto again however the tests end. Used by `make test` (which also lints).
 #
 # The Rust tests find moto through GLUE_RECON_MOTO_ENDPOINT (http://127.0.0.1:PORT).
@@ -21,4 +21,4 @@ export AWS_REGION=us-east-1 AWS_DEFAULT_REGION=us-east-1 AWS_EC2_METADATA_DISABL
 export RUST_BACKTRACE=${RUST_BACKTRACE:-1}
 
 echo "test: GLUE_RECON_MOTO_ENDPOINT=$GLUE_RECON_MOTO_ENDPOINT"
-cargo test --release --workspace "$@"
+cargo test --workspace "$@"
