@@ -31,7 +31,7 @@ demo: ## Make sample data with planted differences and reconcile it (report unde
 	  echo "demo: exit code $$rc ($$( [ $$rc = 0 ] && echo PASS/WARN || echo 'FAIL, as planted'))"; \
 	  echo "demo: HTML reports:"; ls -t demo-data/reports/*/*/report.html | head -n 5 | sed 's/^/  /'
 
-test: setup ## Run the tests (cargo test --release, against a local moto server), infra checks, lint
+test: setup ## Run the tests (cargo test, against a local moto server), infra checks, lint
 	scripts/test.sh
 	$(MAKE) --no-print-directory infra-check lint
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The test suite: start a local moto server, run `cargo test` (dev profile; dependencies are optimised, see Cargo.toml) against it, and
-# stop moto again however the tests end. Used by `make test` (which also lints).
+# The test suite: start a local moto server, run `cargo test` against it (dev profile;
+# dependencies are optimised, see Cargo.toml), and stop moto again however the tests end.
+# Used by `make test` (which also runs the infra checks and lints).
 #
 # The Rust tests find moto through GLUE_RECON_MOTO_ENDPOINT (http://127.0.0.1:PORT).
 # Dummy credentials and a region are exported so the AWS SDK never looks for real ones
