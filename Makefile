@@ -24,12 +24,17 @@ pip-lock: ## Re-resolve requirements-*.txt into requirements-*.lock (then commit
 build: ## Build the release binary (target/release/glue-recon)
 	cargo build --release --workspace
 
-demo: ## Make sample data with planted differences and reconcile it (report under demo-data/reports)
-	cargo run --release --quiet --bin glue-recon -- sample-data --out demo-data
-	@rc=0; cargo run --release --quiet --bin glue-recon -- run --config demo-data/recon.toml --out demo-data/reports || rc=$$?; \
+demo: ## Reconcile sample data twice (a clean day, then a day with planted problems) and build the dashboard
+	cargo build --release --quiet --bin glue-recon
+	$(BIN) sample-data --out demo-data --clean
+	@$(BIN) run --config demo-data/recon.toml --out demo-data/reports \
+	  || { rc=$$?; echo "demo: glue-recon could not run the clean day (exit $$rc)" >&2; exit $$rc; }
+	$(BIN) sample-data --out demo-data
+	@rc=0; $(BIN) run --config demo-data/recon.toml --out demo-data/reports || rc=$$?; \
 	  if [ $$rc -gt 1 ]; then echo "demo: glue-recon could not run (exit $$rc)" >&2; exit $$rc; fi; \
 	  echo "demo: exit code $$rc ($$( [ $$rc = 0 ] && echo PASS/WARN || echo 'FAIL, as planted'))"; \
-	  echo "demo: HTML reports:"; ls -t demo-data/reports/*/*/report.html | head -n 5 | sed 's/^/  /'
+	  echo "demo: HTML reports:"; ls -t demo-data/reports/*/*/report.html | head -n 2 | sed 's/^/  /'; \
+	  echo "demo: dashboard: file://$(CURDIR)/demo-data/reports/dashboard/index.html"
 
 test: setup ## Run the tests (cargo test, against a local moto server), infra checks, lint
 	scripts/test.sh

@@ -50,6 +50,14 @@ pub struct Defaults {
     /// Where reports go (a folder or an s3:// prefix) when the CLI is not told.
     #[serde(default)]
     pub report_dir: Option<String>,
+    /// How many previous runs of a pair form its drift baseline.
+    #[serde(default = "default_drift_baseline_runs")]
+    pub drift_baseline_runs: usize,
+    /// How far the finding rate (percentage points) or the row counts (percent) may
+    /// move from the baseline before the pair is DRIFT; a count means findings and
+    /// rows. Unset means [`DEFAULT_DRIFT_BAND`] (0.5%).
+    #[serde(default)]
+    pub drift_band: Option<Limit>,
 }
 
 impl Default for Defaults {
@@ -57,9 +65,18 @@ impl Default for Defaults {
         Defaults {
             sample_limit: default_sample_limit(),
             report_dir: None,
+            drift_baseline_runs: default_drift_baseline_runs(),
+            drift_band: None,
         }
     }
 }
+
+fn default_drift_baseline_runs() -> usize {
+    7
+}
+
+/// The drift band when neither the pair nor `[defaults]` sets one.
+pub const DEFAULT_DRIFT_BAND: Limit = Limit::Percent(0.5);
 
 fn default_sample_limit() -> usize {
     20
@@ -104,6 +121,12 @@ pub struct PairConfig {
     /// WARN/FAIL thresholds.
     #[serde(default)]
     pub thresholds: Thresholds,
+    /// Overrides `defaults.drift_baseline_runs`.
+    #[serde(default)]
+    pub drift_baseline_runs: Option<usize>,
+    /// Overrides `defaults.drift_band`.
+    #[serde(default)]
+    pub drift_band: Option<Limit>,
 }
 
 /// How one column is compared.
@@ -406,6 +429,18 @@ impl PairConfig {
     /// The sample limit for this pair.
     pub fn sample_limit(&self, defaults: &Defaults) -> usize {
         self.sample_limit.unwrap_or(defaults.sample_limit)
+    }
+
+    /// The drift baseline size and band for this pair.
+    pub fn drift_settings(&self, defaults: &Defaults) -> (usize, Limit) {
+        (
+            self.drift_baseline_runs
+                .unwrap_or(defaults.drift_baseline_runs),
+            self.drift_band
+                .clone()
+                .or_else(|| defaults.drift_band.clone())
+                .unwrap_or(DEFAULT_DRIFT_BAND),
+        )
     }
 
     /// Options of a (target-named) column; case-insensitive.

@@ -21,15 +21,20 @@
 
 pub mod canonical;
 pub mod config;
+pub mod dashboard;
 pub mod diffrows;
+pub mod drift;
 pub mod error;
+pub mod history;
 pub mod html;
 pub mod index;
+pub mod ledger;
 pub mod partial;
 pub mod partition_filter;
 pub mod plan;
 pub mod reconcile;
 pub mod report;
+pub mod resolution;
 pub mod runner;
 pub mod sample;
 pub mod scan;

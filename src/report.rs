@@ -135,6 +135,10 @@ pub struct Report {
     pub sample_limit: usize,
     /// Companion files.
     pub artifacts: Artifacts,
+    /// The check against the pair's own trailing baseline ([`crate::drift`]); absent
+    /// until the run is compared with the ledger.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drift: Option<crate::drift::DriftCheck>,
 }
 
 /// Identity and timing of a run, supplied by the caller.
@@ -288,6 +292,7 @@ pub fn build_report(
             html: "report.html".into(),
             diff_rows: "diffs.parquet".into(),
         },
+        drift: None,
     }
 }
 

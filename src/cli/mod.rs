@@ -10,6 +10,7 @@ use std::sync::Arc;
 use clap::{Parser, Subcommand};
 
 use glue_recon::config::{Config, PairConfig};
+use glue_recon::history::{apply_drift, load_history, record_run};
 use glue_recon::report::Status;
 use glue_recon::runner::{RunOptions, run_pair_full, write_report};
 
@@ -85,6 +86,34 @@ enum Command {
         /// No differences at all.
         #[arg(long)]
         clean: bool,
+    },
+    /// Record that the findings of a pair's run are resolved (appends a record;
+    /// history is never edited).
+    Resolve {
+        /// The pair.
+        #[arg(long)]
+        pair: String,
+        /// The run id (default: the pair's latest run).
+        #[arg(long)]
+        run: Option<String>,
+        /// Only these partitions (repeatable; default all of the run).
+        #[arg(long = "partition")]
+        partitions: Vec<String>,
+        /// Who resolved it.
+        #[arg(long)]
+        by: String,
+        /// Why: the fix, the ticket, the accepted difference.
+        #[arg(long)]
+        note: String,
+        /// Report root holding the ledger (folder or s3:// prefix).
+        #[arg(long, default_value = "recon-out")]
+        out: String,
+    },
+    /// Regenerate the dashboard (dashboard/index.html) from the ledger.
+    Dashboard {
+        /// Report root holding the ledger (folder or s3:// prefix).
+        #[arg(long, default_value = "recon-out")]
+        out: String,
     },
 }
 
@@ -207,7 +236,51 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             println!("config: {}", out.join("recon.toml").display());
             Ok(ExitCode::SUCCESS)
         }
+        Command::Resolve {
+            pair,
+            run,
+            partitions,
+            by,
+            note,
+            out,
+        } => {
+            let storage = RunOptions::local().storage;
+            let req = glue_recon::resolution::ResolveRequest {
+                pair,
+                run_id: run,
+                partitions,
+                by,
+                note,
+            };
+            let (record, uri) = glue_recon::resolution::resolve(&storage, &out, &req).await?;
+            println!(
+                "resolved {} finding(s) of {} run {} (open since {}, {})",
+                record.findings,
+                record.pair,
+                record.run_id,
+                record.open_since,
+                glue_recon::dashboard::duration(record.time_to_resolve_seconds)
+            );
+            println!("record: {uri}");
+            let dash = glue_recon::dashboard::write_dashboard(&storage, &out).await?;
+            print_dashboard(&dash);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Dashboard { out } => {
+            let storage = RunOptions::local().storage;
+            let dash = glue_recon::dashboard::write_dashboard(&storage, &out).await?;
+            print_dashboard(&dash);
+            Ok(ExitCode::SUCCESS)
+        }
     }
+}
+
+fn print_dashboard(d: &glue_recon::dashboard::DashboardOutput) {
+    for p in &d.problems {
+        eprintln!("warning: skipped history object {}: {}", p.uri, p.error);
+    }
+    println!("open findings: {}", d.open);
+    println!("dashboard: {}", d.index);
 }
 
 async fn run_pairs(
@@ -232,11 +305,17 @@ async fn run_pairs(
     }
     let mut worst = Status::Pass;
     let mut reports = Vec::new();
+    let mut locations = Vec::new();
     let mut failed_to_run = false;
+    let (history, problems) = load_history(&opts.storage, &root).await?;
+    for p in &problems {
+        eprintln!("warning: skipped ledger object {}: {}", p.uri, p.error);
+    }
     for pair in &pairs {
         bar.start_pair(&pair.name);
         match run_pair_full(pair, &config.defaults, &opts).await {
-            Ok(run) => {
+            Ok(mut run) => {
+                apply_drift(config, &history, &mut run.report);
                 let loc = write_report(&opts.storage, &root, &run).await?;
                 bar.finish();
                 worst = worst.max(run.report.status);
@@ -244,12 +323,20 @@ async fn run_pairs(
                     summary::print(&run.report, &loc);
                 }
                 reports.push(run.report);
+                locations.push(loc);
             }
             Err(e) => {
                 bar.finish();
                 eprintln!("error: pair `{}`: {e}", pair.name);
                 failed_to_run = true;
             }
+        }
+    }
+    if !reports.is_empty() {
+        let recorded = record_run(&opts.storage, &root, &reports, &locations).await?;
+        if !output.quiet && !output.json {
+            println!("ledger: {}", recorded.ledger_uri);
+            print_dashboard(&recorded.dashboard);
         }
     }
     if output.json {

@@ -1,0 +1,179 @@
+//! Drift: a pair compared with its own trailing baseline (its last N runs in the
+//! ledger). A pair that was clean for its whole baseline and now is not, or whose
+//! finding rate or row counts moved beyond the configured band, is DRIFT. The check
+//! is recorded in the report ([`Report::drift`]) with the delta, and a detected drift
+//! raises a PASS to WARN so it alerts.
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::Limit;
+use crate::ledger::LedgerRun;
+use crate::report::{Report, Status};
+
+/// The outcome of a pair's drift check.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DriftCheck {
+    /// Runs in the baseline (0: no history, nothing compared).
+    pub baseline_runs: usize,
+    /// How many of them were clean.
+    pub baseline_clean_runs: usize,
+    /// The band used (`0.5%` or a count).
+    pub band: String,
+    /// Whether the pair drifted.
+    pub detected: bool,
+    /// Why, with the deltas (empty when not detected).
+    pub reasons: Vec<String>,
+    /// Mean finding rate (findings per source row, %) of the baseline.
+    pub baseline_finding_rate: f64,
+    /// This run's finding rate (%).
+    pub finding_rate: f64,
+    /// Mean findings of the baseline.
+    pub baseline_findings: f64,
+    /// Mean source rows of the baseline.
+    pub baseline_source_rows: f64,
+    /// Mean target rows of the baseline.
+    pub baseline_target_rows: f64,
+}
+
+impl DriftCheck {
+    /// One line: `DRIFT: reason; reason` or the delta when there is none.
+    pub fn summary(&self) -> String {
+        if self.detected {
+            format!("DRIFT: {}", self.reasons.join("; "))
+        } else {
+            self.delta()
+        }
+    }
+
+    /// The delta against the baseline in words.
+    pub fn delta(&self) -> String {
+        if self.baseline_runs == 0 {
+            return "no baseline yet (first run)".into();
+        }
+        format!(
+            "finding rate {:.3}% vs baseline {:.3}% ({:+.3} pp) over {} run(s), {} clean",
+            self.finding_rate,
+            self.baseline_finding_rate,
+            self.finding_rate - self.baseline_finding_rate,
+            self.baseline_runs,
+            self.baseline_clean_runs
+        )
+    }
+}
+
+fn mean(values: impl Iterator<Item = f64>) -> f64 {
+    let (sum, n) = values.fold((0.0, 0usize), |(s, n), v| (s + v, n + 1));
+    if n == 0 { 0.0 } else { sum / n as f64 }
+}
+
+/// Whether `current` moved beyond `band` from `baseline`. A percentage band is
+/// relative (`rows`) or in percentage points (`rate`); a count band is absolute.
+fn beyond(band: &Limit, baseline: f64, current: f64, relative: bool) -> bool {
+    let delta = (current - baseline).abs();
+    match band {
+        Limit::Count(n) => delta > *n as f64,
+        Limit::Percent(p) if relative => {
+            if baseline == 0.0 {
+                current != 0.0
+            } else {
+                delta * 100.0 / baseline > *p
+            }
+        }
+        Limit::Percent(p) => delta > *p,
+    }
+}
+
+/// Compare a run of a pair (its report, with counts) with `history`: earlier runs of
+/// the same pair, oldest first. Only the last `baseline_runs` runs are used.
+pub fn check(
+    report: &Report,
+    history: &[LedgerRun],
+    baseline_runs: usize,
+    band: &Limit,
+) -> DriftCheck {
+    let earlier: Vec<&LedgerRun> = history
+        .iter()
+        .filter(|r| r.pair == report.pair && r.run_id != report.run_id)
+        .collect();
+    let baseline = &earlier[earlier.len().saturating_sub(baseline_runs)..];
+    let t = &report.totals;
+    let findings = t.findings();
+    let failed = report
+        .partitions
+        .iter()
+        .filter(|p| p.error.is_some())
+        .count();
+    let clean_now = findings == 0 && report.complete && failed == 0;
+    let rate = if t.source_rows == 0 {
+        if findings == 0 { 0.0 } else { 100.0 }
+    } else {
+        findings as f64 * 100.0 / t.source_rows as f64
+    };
+    let mut d = DriftCheck {
+        baseline_runs: baseline.len(),
+        baseline_clean_runs: baseline.iter().filter(|r| r.clean()).count(),
+        band: band.to_string(),
+        detected: false,
+        reasons: Vec::new(),
+        baseline_finding_rate: mean(baseline.iter().map(|r| r.finding_rate())),
+        finding_rate: rate,
+        baseline_findings: mean(baseline.iter().map(|r| r.findings as f64)),
+        baseline_source_rows: mean(baseline.iter().map(|r| r.source_rows as f64)),
+        baseline_target_rows: mean(baseline.iter().map(|r| r.target_rows as f64)),
+    };
+    if baseline.is_empty() {
+        return d;
+    }
+    if d.baseline_clean_runs == baseline.len() && !clean_now {
+        d.reasons.push(format!(
+            "clean for the last {} run(s), now {findings} finding(s){}",
+            baseline.len(),
+            if report.complete {
+                ""
+            } else {
+                " and incomplete"
+            }
+        ));
+    }
+    let rate_band = match band {
+        Limit::Count(_) => beyond(band, d.baseline_findings, findings as f64, false),
+        Limit::Percent(_) => beyond(band, d.baseline_finding_rate, rate, false),
+    };
+    if rate_band {
+        d.reasons.push(format!(
+            "finding rate {:.3}% vs baseline {:.3}% ({:+.3} pp, band {band}); findings {findings} vs {:.1}",
+            rate,
+            d.baseline_finding_rate,
+            rate - d.baseline_finding_rate,
+            d.baseline_findings
+        ));
+    }
+    for (side, base, now) in [
+        ("source", d.baseline_source_rows, t.source_rows),
+        ("target", d.baseline_target_rows, t.target_rows),
+    ] {
+        if beyond(band, base, now as f64, true) {
+            let pct = if base == 0.0 {
+                f64::INFINITY
+            } else {
+                (now as f64 - base) * 100.0 / base
+            };
+            d.reasons.push(format!(
+                "{side} rows {now} vs baseline {base:.0} ({pct:+.2}%, band {band})"
+            ));
+        }
+    }
+    d.detected = !d.reasons.is_empty();
+    d
+}
+
+/// Check a report against its history, record the check in the report, and make a
+/// detected drift at least WARN with a `drift: ...` reason.
+pub fn apply(report: &mut Report, history: &[LedgerRun], baseline_runs: usize, band: &Limit) {
+    let d = check(report, history, baseline_runs, band);
+    if d.detected {
+        report.status = report.status.max(Status::Warn);
+        report.reasons.push(d.summary());
+    }
+    report.drift = Some(d);
+}

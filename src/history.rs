@@ -1,0 +1,153 @@
+//! A run's place in history, in two calls shared by the CLI and the merge Lambda:
+//!
+//! 1. [`check_drift`] before the reports are written: each report is compared with
+//!    its pair's trailing baseline in the ledger ([`crate::drift`]).
+//! 2. [`record_run`] after they are written: the run is appended to the ledger, an
+//!    Athena symlink manifest is put beside each diffs.parquet, and the dashboard is
+//!    regenerated.
+//!
+//! An unreadable ledger object never stops a run: it is reported in the result and
+//! the run is still recorded.
+
+use bytes::Bytes;
+
+use crate::config::{Config, Defaults};
+use crate::dashboard::{DashboardOutput, write_dashboard};
+use crate::error::Result;
+use crate::ledger::{LedgerProblem, append_run, pair_runs, read_ledger};
+use crate::report::Report;
+use crate::runner::ReportLocation;
+use crate::storage::Storage;
+
+/// The folder beside diffs.parquet holding a one-line symlink manifest that points
+/// at it, the LOCATION of an Athena `SymlinkTextInputFormat` table over the diff rows.
+pub const ATHENA_DIR: &str = "athena";
+
+/// The history drift checks compare with: every pair run in the ledger under
+/// `root`, and the ledger objects that could not be read.
+pub async fn load_history(
+    storage: &Storage,
+    root: &str,
+) -> Result<(Vec<crate::ledger::LedgerRun>, Vec<LedgerProblem>)> {
+    let ledger = read_ledger(storage, root).await?;
+    Ok((pair_runs(&ledger.rows), ledger.problems))
+}
+
+/// Compare a report with its pair's baseline in `history` (settings from the pair's
+/// config, else `[defaults]`) and record the check in the report.
+pub fn apply_drift(config: &Config, history: &[crate::ledger::LedgerRun], report: &mut Report) {
+    let (n, band) = match config.pairs.iter().find(|p| p.name == report.pair) {
+        Some(p) => p.drift_settings(&config.defaults),
+        None => defaults_settings(&config.defaults),
+    };
+    crate::drift::apply(report, history, n, &band);
+}
+
+/// Compare every report with its pair's baseline in the ledger under `root` and
+/// record the check in the report. Returns the ledger objects that could not be read.
+pub async fn check_drift(
+    storage: &Storage,
+    root: &str,
+    config: &Config,
+    reports: &mut [Report],
+) -> Result<Vec<LedgerProblem>> {
+    let (runs, problems) = load_history(storage, root).await?;
+    for report in reports.iter_mut() {
+        apply_drift(config, &runs, report);
+    }
+    Ok(problems)
+}
+
+fn defaults_settings(d: &Defaults) -> (usize, crate::config::Limit) {
+    (
+        d.drift_baseline_runs,
+        d.drift_band
+            .clone()
+            .unwrap_or(crate::config::DEFAULT_DRIFT_BAND),
+    )
+}
+
+/// What [`record_run`] wrote.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    /// The run's ledger object.
+    pub ledger_uri: String,
+    /// The regenerated dashboard.
+    pub dashboard: DashboardOutput,
+}
+
+/// The symlink manifest of a report folder.
+pub fn athena_manifest_uri(loc: &ReportLocation) -> String {
+    Storage::join(&loc.dir, &format!("{ATHENA_DIR}/diffs.txt"))
+}
+
+/// Append the run to the ledger under `root`, write the Athena manifests and
+/// regenerate the dashboard. `reports` and `locations` are of one run, in order.
+pub async fn record_run(
+    storage: &Storage,
+    root: &str,
+    reports: &[Report],
+    locations: &[ReportLocation],
+) -> Result<Recorded> {
+    let ledger_uri = append_run(storage, root, reports, locations).await?;
+    for loc in locations {
+        let uri = athena_manifest_uri(loc);
+        storage
+            .for_uri(&uri)?
+            .put(&uri, Bytes::from(format!("{}\n", loc.diff_rows)))
+            .await?;
+    }
+    let dashboard = write_dashboard(storage, root).await?;
+    Ok(Recorded {
+        ledger_uri,
+        dashboard,
+    })
+}
+
+/// The Glue database of the ledger when none is configured (`LedgerDatabaseName`
+/// of the template).
+pub const DEFAULT_ATHENA_DATABASE: &str = "glue_recon";
+
+/// Athena statements fetching the offending keys of a run from its diffs.parquet:
+/// a table declared over the symlink manifest that [`record_run`] writes beside the
+/// file (a folder of its own, as Athena reads every object of a table's LOCATION),
+/// then a SELECT of the findings.
+pub fn athena_diff_query(report: &Report, loc: &ReportLocation, database: &str) -> String {
+    let ident = |s: &str| -> String {
+        s.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_ascii_lowercase()
+                } else {
+                    '_'
+                }
+            })
+            .collect()
+    };
+    let table = format!(
+        "{database}.diffs_{}_{}",
+        ident(&report.pair),
+        ident(&report.run_id)
+    );
+    let keys: Vec<String> = report
+        .key
+        .iter()
+        .map(|k| format!("`key_{}` string", k.replace('`', "")))
+        .collect();
+    let key_cols: Vec<String> = report
+        .key
+        .iter()
+        .map(|k| format!("\"key_{}\"", k.replace('"', "")))
+        .collect();
+    let location = Storage::join(&loc.dir, &format!("{ATHENA_DIR}/"));
+    format!(
+        "CREATE EXTERNAL TABLE IF NOT EXISTS {table} (`diff_type` string, `partition` string, `side` string, {keys}, `column` string, `source_value` string, `target_value` string, `count` bigint) \
+ROW FORMAT SERDE 'org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe' \
+STORED AS INPUTFORMAT 'org.apache.hadoop.hive.ql.io.SymlinkTextInputFormat' \
+OUTPUTFORMAT 'org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat' \
+LOCATION '{location}';\n\
+SELECT diff_type, \"partition\", {key_cols}, \"column\", source_value, target_value FROM {table} ORDER BY diff_type, \"partition\", {key_cols} LIMIT 1000;",
+        keys = keys.join(", "),
+        key_cols = key_cols.join(", "),
+    )
+}

@@ -1,0 +1,550 @@
+//! The run ledger: an append-only record of every reconciliation ever run.
+//!
+//! Each run writes one Parquet object, `<root>/ledger/run_date=YYYY-MM-DD/<run_id>.parquet`,
+//! with one row per pair and partition (see [`LedgerRow`]). The object is written
+//! whole, once; a retried run writes the same key with the same rows. Athena reads the
+//! objects through the `recon_ledger` Glue table of `infra/template.yaml`, whose
+//! columns are [`schema`]'s (keep both in step).
+//!
+//! [`read_ledger`] lists and decodes every object. An object that cannot be read is
+//! reported in [`LedgerRead::problems`] and skipped, so one bad object never hides
+//! the rest of the history; an object of an unknown ledger version is such a problem,
+//! with a message naming the version.
+
+use std::sync::Arc;
+
+use arrow::array::{
+    Array, ArrayRef, BooleanArray, Int32Array, Int64Array, RecordBatch, StringArray,
+    TimestampMillisecondArray,
+};
+use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
+use bytes::Bytes;
+use parquet::arrow::ArrowWriter;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::metadata::KeyValue;
+use parquet::file::properties::WriterProperties;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{ReconError, Result};
+use crate::report::Report;
+use crate::runner::ReportLocation;
+use crate::storage::Storage;
+
+/// Version of the ledger's Parquet schema, stored in every object's key-value
+/// metadata under [`VERSION_KEY`] and in the `ledger_version` column.
+pub const LEDGER_SCHEMA_VERSION: i32 = 1;
+
+/// The Parquet key-value metadata entry holding the ledger schema version.
+pub const VERSION_KEY: &str = "glue_recon.ledger_version";
+
+/// The folder (prefix) of the ledger under a root.
+pub const LEDGER_DIR: &str = "ledger";
+
+/// One ledger row: one partition of one pair in one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LedgerRow {
+    /// The run id.
+    pub run_id: String,
+    /// When the run started, RFC 3339 UTC (a `timestamp` in Parquet).
+    pub run_time: String,
+    /// What started the run (`on-demand`, `glue:<job>:<run id>`).
+    pub trigger: String,
+    /// The pair.
+    pub pair: String,
+    /// The partition label (`dt=2024-01-01`; empty for a pair with no partitions).
+    pub partition: String,
+    /// `ok`, or `failed` when the partition could not be reconciled.
+    pub partition_status: String,
+    /// Source rows read.
+    pub source_rows: u64,
+    /// Target rows read.
+    pub target_rows: u64,
+    /// Keys missing in the target.
+    pub missing_in_target: u64,
+    /// Keys only in the target.
+    pub extra_in_target: u64,
+    /// Keys whose values differ.
+    pub mismatch: u64,
+    /// Duplicated keys, both sides.
+    pub duplicate_key: u64,
+    /// Rows with a NULL key, both sides.
+    pub null_key: u64,
+    /// The pair's verdict in this run (`PASS`, `WARN`, `FAIL`).
+    pub status: String,
+    /// Whether every partition of the pair was reconciled in this run.
+    pub complete: bool,
+    /// The drift against the pair's baseline, when detected (human text with the delta).
+    pub drift: Option<String>,
+    /// URI of the pair's report.json in this run.
+    pub report_uri: String,
+    /// glue-recon version.
+    pub engine_version: String,
+    /// Version of the canonical row encoding.
+    pub hash_encoding_version: i32,
+    /// Version of the ledger schema the row was written with.
+    pub ledger_version: i32,
+}
+
+impl LedgerRow {
+    /// Findings of every kind in this row.
+    pub fn findings(&self) -> u64 {
+        self.missing_in_target
+            + self.extra_in_target
+            + self.mismatch
+            + self.duplicate_key
+            + self.null_key
+    }
+
+    /// Whether the partition failed to reconcile.
+    pub fn failed(&self) -> bool {
+        self.partition_status != "ok"
+    }
+
+    /// The run date (`YYYY-MM-DD`) of the row.
+    pub fn run_date(&self) -> &str {
+        self.run_time.get(..10).unwrap_or(&self.run_time)
+    }
+}
+
+/// The Arrow schema of a ledger object. Column names and types match the
+/// `recon_ledger` table of `infra/template.yaml`.
+pub fn schema() -> Schema {
+    let text = |n: &str| Field::new(n, DataType::Utf8, false);
+    let count = |n: &str| Field::new(n, DataType::Int64, false);
+    Schema::new(vec![
+        text("run_id"),
+        Field::new(
+            "run_time",
+            DataType::Timestamp(TimeUnit::Millisecond, Some("UTC".into())),
+            false,
+        ),
+        text("trigger"),
+        text("pair"),
+        text("partition"),
+        text("partition_status"),
+        count("source_rows"),
+        count("target_rows"),
+        count("missing_in_target"),
+        count("extra_in_target"),
+        count("mismatch"),
+        count("duplicate_key"),
+        count("null_key"),
+        text("status"),
+        Field::new("complete", DataType::Boolean, false),
+        Field::new("drift", DataType::Utf8, true),
+        text("report_uri"),
+        text("engine_version"),
+        Field::new("hash_encoding_version", DataType::Int32, false),
+        Field::new("ledger_version", DataType::Int32, false),
+    ])
+}
+
+/// The ledger rows of one pair's report: one per partition (one with an empty
+/// partition label when the pair has none).
+pub fn rows_of(report: &Report, location: &ReportLocation) -> Vec<LedgerRow> {
+    let row = |partition: &str, status: &str, t: &crate::partial::Totals| LedgerRow {
+        run_id: report.run_id.clone(),
+        run_time: report.started_at.clone(),
+        trigger: report.trigger.clone(),
+        pair: report.pair.clone(),
+        partition: partition.to_string(),
+        partition_status: status.to_string(),
+        source_rows: t.source_rows,
+        target_rows: t.target_rows,
+        missing_in_target: t.missing_in_target,
+        extra_in_target: t.extra_in_target,
+        mismatch: t.mismatch,
+        duplicate_key: t.duplicate_key_source + t.duplicate_key_target,
+        null_key: t.null_key_source + t.null_key_target,
+        status: report.status.to_string(),
+        complete: report.complete,
+        drift: report
+            .drift
+            .as_ref()
+            .filter(|d| d.detected)
+            .map(|d| d.summary()),
+        report_uri: location.json.clone(),
+        engine_version: report.engine_version.clone(),
+        hash_encoding_version: report.hash_encoding_version as i32,
+        ledger_version: LEDGER_SCHEMA_VERSION,
+    };
+    if report.partitions.is_empty() {
+        return vec![row("", "ok", &report.totals)];
+    }
+    report
+        .partitions
+        .iter()
+        .map(|p| row(&p.partition, &p.status, &p.totals))
+        .collect()
+}
+
+fn millis(rfc3339: &str) -> Result<i64> {
+    chrono::DateTime::parse_from_rfc3339(rfc3339)
+        .map(|t| t.timestamp_millis())
+        .map_err(|e| ReconError::InvalidInput(format!("run time `{rfc3339}`: {e}")))
+}
+
+fn rfc3339(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .map(|t| t.format("%Y-%m-%dT%H:%M:%SZ").to_string())
+        .unwrap_or_default()
+}
+
+/// Encode ledger rows as one Parquet object.
+pub fn encode(rows: &[LedgerRow]) -> Result<Bytes> {
+    let schema = Arc::new(schema());
+    let err = |e: String| ReconError::Write {
+        target: "ledger object".into(),
+        reason: e,
+    };
+    let strings = |f: &dyn Fn(&LedgerRow) -> &str| -> ArrayRef {
+        Arc::new(StringArray::from_iter_values(rows.iter().map(f)))
+    };
+    let ints = |f: &dyn Fn(&LedgerRow) -> u64| -> ArrayRef {
+        Arc::new(Int64Array::from_iter_values(
+            rows.iter().map(|r| f(r) as i64),
+        ))
+    };
+    let times = rows
+        .iter()
+        .map(|r| millis(&r.run_time))
+        .collect::<Result<Vec<_>>>()?;
+    let columns: Vec<ArrayRef> = vec![
+        strings(&|r| &r.run_id),
+        Arc::new(TimestampMillisecondArray::from(times).with_timezone("UTC")),
+        strings(&|r| &r.trigger),
+        strings(&|r| &r.pair),
+        strings(&|r| &r.partition),
+        strings(&|r| &r.partition_status),
+        ints(&|r| r.source_rows),
+        ints(&|r| r.target_rows),
+        ints(&|r| r.missing_in_target),
+        ints(&|r| r.extra_in_target),
+        ints(&|r| r.mismatch),
+        ints(&|r| r.duplicate_key),
+        ints(&|r| r.null_key),
+        strings(&|r| &r.status),
+        Arc::new(BooleanArray::from(
+            rows.iter().map(|r| r.complete).collect::<Vec<_>>(),
+        )),
+        Arc::new(StringArray::from(
+            rows.iter().map(|r| r.drift.as_deref()).collect::<Vec<_>>(),
+        )),
+        strings(&|r| &r.report_uri),
+        strings(&|r| &r.engine_version),
+        Arc::new(Int32Array::from_iter_values(
+            rows.iter().map(|r| r.hash_encoding_version),
+        )),
+        Arc::new(Int32Array::from_iter_values(
+            rows.iter().map(|r| r.ledger_version),
+        )),
+    ];
+    let batch = RecordBatch::try_new(schema.clone(), columns).map_err(|e| err(e.to_string()))?;
+    let props = WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::default()))
+        .set_key_value_metadata(Some(vec![KeyValue::new(
+            VERSION_KEY.to_string(),
+            LEDGER_SCHEMA_VERSION.to_string(),
+        )]))
+        .build();
+    let mut buf = Vec::new();
+    let mut writer =
+        ArrowWriter::try_new(&mut buf, schema, Some(props)).map_err(|e| err(e.to_string()))?;
+    writer.write(&batch).map_err(|e| err(e.to_string()))?;
+    writer.close().map_err(|e| err(e.to_string()))?;
+    Ok(Bytes::from(buf))
+}
+
+fn column<'a, T: 'static>(batch: &'a RecordBatch, name: &str, file: &str) -> Result<&'a T> {
+    batch
+        .column_by_name(name)
+        .and_then(|c| c.as_any().downcast_ref::<T>())
+        .ok_or_else(|| ReconError::CorruptParquet {
+            file: file.to_string(),
+            reason: format!("ledger column `{name}` is missing or has another type"),
+        })
+}
+
+/// Decode one ledger object. An object without a version, or of a version this
+/// build does not know, is an error naming the version.
+pub fn decode(data: Bytes, file: &str) -> Result<Vec<LedgerRow>> {
+    let corrupt = |reason: String| ReconError::CorruptParquet {
+        file: file.to_string(),
+        reason,
+    };
+    let builder =
+        ParquetRecordBatchReaderBuilder::try_new(data).map_err(|e| corrupt(e.to_string()))?;
+    let version = builder
+        .metadata()
+        .file_metadata()
+        .key_value_metadata()
+        .and_then(|kv| kv.iter().find(|k| k.key == VERSION_KEY))
+        .and_then(|k| k.value.clone());
+    match version.as_deref() {
+        Some(v) if v == LEDGER_SCHEMA_VERSION.to_string() => {}
+        Some(v) => {
+            return Err(corrupt(format!(
+                "ledger schema version {v} is not known to glue-recon {} (it reads version {LEDGER_SCHEMA_VERSION}); upgrade glue-recon to read it",
+                crate::ENGINE_VERSION
+            )));
+        }
+        None => {
+            return Err(corrupt(format!(
+                "no `{VERSION_KEY}` metadata: not a glue-recon ledger object"
+            )));
+        }
+    }
+    let reader = builder.build().map_err(|e| corrupt(e.to_string()))?;
+    let mut rows = Vec::new();
+    for batch in reader {
+        let b = batch.map_err(|e| corrupt(e.to_string()))?;
+        let s = |n: &str| column::<StringArray>(&b, n, file);
+        let i = |n: &str| column::<Int64Array>(&b, n, file);
+        let i32s = |n: &str| column::<Int32Array>(&b, n, file);
+        let (run_id, trigger, pair, partition, pstatus, status, drift, uri, engine) = (
+            s("run_id")?,
+            s("trigger")?,
+            s("pair")?,
+            s("partition")?,
+            s("partition_status")?,
+            s("status")?,
+            s("drift")?,
+            s("report_uri")?,
+            s("engine_version")?,
+        );
+        let (src, tgt, miss, extra, mism, dup, null) = (
+            i("source_rows")?,
+            i("target_rows")?,
+            i("missing_in_target")?,
+            i("extra_in_target")?,
+            i("mismatch")?,
+            i("duplicate_key")?,
+            i("null_key")?,
+        );
+        let time = column::<TimestampMillisecondArray>(&b, "run_time", file)?;
+        let complete = column::<BooleanArray>(&b, "complete", file)?;
+        let (hev, lv) = (i32s("hash_encoding_version")?, i32s("ledger_version")?);
+        for r in 0..b.num_rows() {
+            rows.push(LedgerRow {
+                run_id: run_id.value(r).into(),
+                run_time: rfc3339(time.value(r)),
+                trigger: trigger.value(r).into(),
+                pair: pair.value(r).into(),
+                partition: partition.value(r).into(),
+                partition_status: pstatus.value(r).into(),
+                source_rows: src.value(r) as u64,
+                target_rows: tgt.value(r) as u64,
+                missing_in_target: miss.value(r) as u64,
+                extra_in_target: extra.value(r) as u64,
+                mismatch: mism.value(r) as u64,
+                duplicate_key: dup.value(r) as u64,
+                null_key: null.value(r) as u64,
+                status: status.value(r).into(),
+                complete: complete.value(r),
+                drift: (!drift.is_null(r)).then(|| drift.value(r).to_string()),
+                report_uri: uri.value(r).into(),
+                engine_version: engine.value(r).into(),
+                hash_encoding_version: hev.value(r),
+                ledger_version: lv.value(r),
+            });
+        }
+    }
+    Ok(rows)
+}
+
+/// The URI of a run's ledger object under `root`.
+pub fn object_uri(root: &str, run_date: &str, run_id: &str) -> String {
+    Storage::join(
+        root,
+        &format!("{LEDGER_DIR}/run_date={run_date}/{run_id}.parquet"),
+    )
+}
+
+/// Append a run to the ledger: one object holding a row per pair and partition of
+/// `reports` (all of one run, in the order of `locations`). Returns the object's URI.
+/// The key depends only on the run id and date, so a retried run overwrites its own
+/// object with the same rows and never duplicates it. The CLI and the merge Lambda
+/// both call this.
+pub async fn append_run(
+    storage: &Storage,
+    root: &str,
+    reports: &[Report],
+    locations: &[ReportLocation],
+) -> Result<String> {
+    let first = reports
+        .first()
+        .ok_or_else(|| ReconError::InvalidInput("no report to append to the ledger".into()))?;
+    if reports.len() != locations.len() {
+        return Err(ReconError::InvalidInput(format!(
+            "{} reports but {} report locations",
+            reports.len(),
+            locations.len()
+        )));
+    }
+    if let Some(other) = reports.iter().find(|r| r.run_id != first.run_id) {
+        return Err(ReconError::InvalidInput(format!(
+            "one ledger object holds one run, got runs {} and {}",
+            first.run_id, other.run_id
+        )));
+    }
+    let run_time = reports
+        .iter()
+        .map(|r| r.started_at.as_str())
+        .min()
+        .unwrap_or(&first.started_at);
+    let run_date = run_time.get(..10).unwrap_or(run_time);
+    let rows: Vec<LedgerRow> = reports
+        .iter()
+        .zip(locations)
+        .flat_map(|(r, l)| rows_of(r, l))
+        .collect();
+    let uri = object_uri(root, run_date, &first.run_id);
+    let data = encode(&rows)?;
+    storage.for_uri(&uri)?.put(&uri, data).await?;
+    Ok(uri)
+}
+
+/// A ledger object that could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LedgerProblem {
+    /// The object.
+    pub uri: String,
+    /// Why it was skipped.
+    pub error: String,
+}
+
+/// Every row of the ledger, and the objects that could not be read.
+#[derive(Debug, Clone, Default)]
+pub struct LedgerRead {
+    /// The rows, sorted by run time, run id, pair and partition.
+    pub rows: Vec<LedgerRow>,
+    /// Objects skipped, with the reason.
+    pub problems: Vec<LedgerProblem>,
+}
+
+/// List every object under `<root>/<dir>/` whose name ends in `ext` (a folder that
+/// does not exist yet is empty). Shared by the ledger and resolution readers.
+pub(crate) async fn list_objects(
+    storage: &Storage,
+    root: &str,
+    dir: &str,
+    ext: &str,
+) -> Result<Vec<crate::storage::FileRef>> {
+    let prefix = Storage::join(root, &format!("{dir}/"));
+    let store = storage.for_uri(&prefix)?;
+    let listed = match store.list(&prefix).await {
+        Ok(l) => l,
+        // A root that has never had this folder (local) is an empty history.
+        Err(ReconError::TableNotFound { .. }) => Vec::new(),
+        Err(e) => return Err(e),
+    };
+    Ok(listed
+        .into_iter()
+        .filter(|f| f.uri.ends_with(ext))
+        .collect())
+}
+
+/// Read the whole ledger under `root`. Objects that cannot be listed are an error;
+/// objects that cannot be read or decoded are reported in the result and skipped.
+pub async fn read_ledger(storage: &Storage, root: &str) -> Result<LedgerRead> {
+    let files = list_objects(storage, root, LEDGER_DIR, ".parquet").await?;
+    let mut out = LedgerRead::default();
+    for f in files {
+        let store = storage.for_uri(&f.uri)?;
+        match store.get(&f.uri).await.and_then(|d| decode(d, &f.uri)) {
+            Ok(rows) => out.rows.extend(rows),
+            Err(e) => {
+                tracing::warn!(object = %f.uri, error = %e, "ledger object skipped");
+                out.problems.push(LedgerProblem {
+                    uri: f.uri.clone(),
+                    error: e.to_string(),
+                });
+            }
+        }
+    }
+    out.rows.sort_by(|a, b| {
+        (&a.run_time, &a.run_id, &a.pair, &a.partition).cmp(&(
+            &b.run_time,
+            &b.run_id,
+            &b.pair,
+            &b.partition,
+        ))
+    });
+    Ok(out)
+}
+
+/// One pair in one run, summed over its partitions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LedgerRun {
+    /// The run id.
+    pub run_id: String,
+    /// When it ran (RFC 3339).
+    pub run_time: String,
+    /// The pair.
+    pub pair: String,
+    /// The verdict.
+    pub status: String,
+    /// Whether every partition was reconciled.
+    pub complete: bool,
+    /// Drift text, when detected.
+    pub drift: Option<String>,
+    /// report.json.
+    pub report_uri: String,
+    /// Source rows.
+    pub source_rows: u64,
+    /// Target rows.
+    pub target_rows: u64,
+    /// Findings of every kind.
+    pub findings: u64,
+    /// Partitions that could not be reconciled.
+    pub failed_partitions: u64,
+    /// The partition rows.
+    pub partitions: Vec<LedgerRow>,
+}
+
+impl LedgerRun {
+    /// No findings and complete.
+    pub fn clean(&self) -> bool {
+        self.findings == 0 && self.complete && self.failed_partitions == 0
+    }
+
+    /// Findings per source row, in percent.
+    pub fn finding_rate(&self) -> f64 {
+        if self.source_rows == 0 {
+            if self.findings == 0 { 0.0 } else { 100.0 }
+        } else {
+            self.findings as f64 * 100.0 / self.source_rows as f64
+        }
+    }
+}
+
+/// Group ledger rows into pair runs, oldest first (by run time, then run id).
+pub fn pair_runs(rows: &[LedgerRow]) -> Vec<LedgerRun> {
+    let mut map: std::collections::BTreeMap<(String, String, String), LedgerRun> =
+        std::collections::BTreeMap::new();
+    for r in rows {
+        let e = map
+            .entry((r.run_time.clone(), r.run_id.clone(), r.pair.clone()))
+            .or_insert_with(|| LedgerRun {
+                run_id: r.run_id.clone(),
+                run_time: r.run_time.clone(),
+                pair: r.pair.clone(),
+                status: r.status.clone(),
+                complete: r.complete,
+                drift: r.drift.clone(),
+                report_uri: r.report_uri.clone(),
+                source_rows: 0,
+                target_rows: 0,
+                findings: 0,
+                failed_partitions: 0,
+                partitions: Vec::new(),
+            });
+        e.source_rows += r.source_rows;
+        e.target_rows += r.target_rows;
+        e.findings += r.findings();
+        e.failed_partitions += u64::from(r.failed());
+        e.partitions.push(r.clone());
+    }
+    map.into_values().collect()
+}

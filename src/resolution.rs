@@ -1,0 +1,313 @@
+//! Resolutions: how a mismatch gets closed without editing history.
+//!
+//! `glue-recon resolve` appends one JSON object per resolution under
+//! `<root>/resolutions/resolved_date=YYYY-MM-DD/<pair>-<time>-<id>.json` (one JSON
+//! document on one line, so Athena's JSON SerDe can read the folder too). A
+//! resolution names a pair, a run and optionally partitions; it covers the
+//! findings of those ledger rows. Nothing is ever rewritten: a new key per record.
+//!
+//! Open mismatches ([`open_findings`]) are the findings of the latest run of each
+//! pair that no resolution covers; a partition that could not be reconciled counts
+//! as one open finding, so an incomplete run is never "clean".
+
+use bytes::Bytes;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{ReconError, Result};
+use crate::ledger::{LedgerProblem, LedgerRow, LedgerRun, list_objects};
+use crate::storage::Storage;
+
+/// Version of the resolution record.
+pub const RESOLUTION_SCHEMA_VERSION: u32 = 1;
+
+/// The folder (prefix) of resolution records under a root.
+pub const RESOLUTIONS_DIR: &str = "resolutions";
+
+/// One resolution record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Resolution {
+    /// Schema version of the record.
+    pub schema_version: u32,
+    /// The pair.
+    pub pair: String,
+    /// The run whose findings are resolved.
+    pub run_id: String,
+    /// The partitions resolved (empty: every partition of the run).
+    #[serde(default)]
+    pub partitions: Vec<String>,
+    /// When it was resolved (RFC 3339 UTC).
+    pub resolved_at: String,
+    /// Who resolved it.
+    pub resolved_by: String,
+    /// Why (the fix, the ticket, the accepted difference).
+    pub note: String,
+    /// Findings covered when it was recorded.
+    pub findings: u64,
+    /// Start of the unbroken streak of runs with findings that this closes.
+    pub open_since: String,
+    /// Seconds from `open_since` to `resolved_at`.
+    pub time_to_resolve_seconds: i64,
+}
+
+impl Resolution {
+    /// Whether this resolution covers a ledger row.
+    pub fn covers(&self, row: &LedgerRow) -> bool {
+        self.pair == row.pair
+            && self.run_id == row.run_id
+            && (self.partitions.is_empty() || self.partitions.contains(&row.partition))
+    }
+}
+
+/// What a person asks to resolve.
+#[derive(Debug, Clone)]
+pub struct ResolveRequest {
+    /// The pair.
+    pub pair: String,
+    /// The run (default: the pair's latest run in the ledger).
+    pub run_id: Option<String>,
+    /// Partitions (default: all of the run).
+    pub partitions: Vec<String>,
+    /// Who.
+    pub by: String,
+    /// Why.
+    pub note: String,
+}
+
+/// Every resolution under `root`, oldest first, and the objects that could not be read.
+pub async fn read_resolutions(
+    storage: &Storage,
+    root: &str,
+) -> Result<(Vec<Resolution>, Vec<LedgerProblem>)> {
+    let mut out = Vec::new();
+    let mut problems = Vec::new();
+    for f in list_objects(storage, root, RESOLUTIONS_DIR, ".json").await? {
+        let parsed = storage.for_uri(&f.uri)?.get(&f.uri).await.and_then(|d| {
+            let r: Resolution = serde_json::from_slice(&d).map_err(|e| ReconError::InvalidInput(
+                format!("not a resolution record: {e}"),
+            ))?;
+            if r.schema_version != RESOLUTION_SCHEMA_VERSION {
+                return Err(ReconError::InvalidInput(format!(
+                    "resolution schema version {} is not known to glue-recon {} (it reads version {RESOLUTION_SCHEMA_VERSION})",
+                    r.schema_version,
+                    crate::ENGINE_VERSION
+                )));
+            }
+            Ok(r)
+        });
+        match parsed {
+            Ok(r) => out.push(r),
+            Err(e) => problems.push(LedgerProblem {
+                uri: f.uri.clone(),
+                error: e.to_string(),
+            }),
+        }
+    }
+    out.sort_by(|a, b| a.resolved_at.cmp(&b.resolved_at));
+    Ok((out, problems))
+}
+
+/// Start of the unbroken streak of non-clean runs of `pair` (restricted to
+/// `partitions` when given) that ends with run `run_id`.
+fn open_since(runs: &[LedgerRun], pair: &str, run_id: &str, partitions: &[String]) -> String {
+    let dirty = |r: &LedgerRun| {
+        r.partitions
+            .iter()
+            .filter(|p| partitions.is_empty() || partitions.contains(&p.partition))
+            .any(|p| p.findings() > 0 || p.failed())
+    };
+    let mine: Vec<&LedgerRun> = runs.iter().filter(|r| r.pair == pair).collect();
+    let end = mine.iter().position(|r| r.run_id == run_id).unwrap_or(0);
+    let mut start = end;
+    while start > 0 && dirty(mine[start - 1]) {
+        start -= 1;
+    }
+    mine.get(start)
+        .map(|r| r.run_time.clone())
+        .unwrap_or_default()
+}
+
+fn seconds_between(from: &str, to: &str) -> i64 {
+    match (
+        chrono::DateTime::parse_from_rfc3339(from),
+        chrono::DateTime::parse_from_rfc3339(to),
+    ) {
+        (Ok(a), Ok(b)) => (b - a).num_seconds().max(0),
+        _ => 0,
+    }
+}
+
+/// Check a request against the ledger and build its record (resolved now).
+/// An unknown pair, run or partition, or a run with nothing to resolve, is an
+/// [`ReconError::InvalidInput`] that lists what exists.
+pub fn prepare(req: &ResolveRequest, rows: &[LedgerRow], now: &str) -> Result<Resolution> {
+    let runs = crate::ledger::pair_runs(rows);
+    let mine: Vec<&LedgerRun> = runs.iter().filter(|r| r.pair == req.pair).collect();
+    if mine.is_empty() {
+        let mut pairs: Vec<&str> = runs.iter().map(|r| r.pair.as_str()).collect();
+        pairs.sort();
+        pairs.dedup();
+        return Err(ReconError::InvalidInput(format!(
+            "no pair `{}` in the ledger (pairs with runs: {})",
+            req.pair,
+            if pairs.is_empty() {
+                "none; run glue-recon first".to_string()
+            } else {
+                pairs.join(", ")
+            }
+        )));
+    }
+    let run = match &req.run_id {
+        Some(id) => mine.iter().find(|r| &r.run_id == id).ok_or_else(|| {
+            let recent: Vec<&str> = mine
+                .iter()
+                .rev()
+                .take(10)
+                .map(|r| r.run_id.as_str())
+                .collect();
+            ReconError::InvalidInput(format!(
+                "pair `{}` has no run `{id}` in the ledger (latest runs: {})",
+                req.pair,
+                recent.join(", ")
+            ))
+        })?,
+        None => mine.last().expect("not empty"),
+    };
+    for p in &req.partitions {
+        if !run.partitions.iter().any(|r| &r.partition == p) {
+            let known: Vec<&str> = run
+                .partitions
+                .iter()
+                .map(|r| r.partition.as_str())
+                .collect();
+            return Err(ReconError::InvalidInput(format!(
+                "run `{}` of pair `{}` has no partition `{p}` (it has: {})",
+                run.run_id,
+                req.pair,
+                known.join(", ")
+            )));
+        }
+    }
+    let covered: Vec<&LedgerRow> = run
+        .partitions
+        .iter()
+        .filter(|p| req.partitions.is_empty() || req.partitions.contains(&p.partition))
+        .collect();
+    let findings: u64 = covered
+        .iter()
+        .map(|p| p.findings() + u64::from(p.failed()))
+        .sum();
+    if findings == 0 {
+        return Err(ReconError::InvalidInput(format!(
+            "run `{}` of pair `{}` has no findings{}; nothing to resolve",
+            run.run_id,
+            req.pair,
+            if req.partitions.is_empty() {
+                String::new()
+            } else {
+                format!(" in {}", req.partitions.join(", "))
+            }
+        )));
+    }
+    if req.by.trim().is_empty() || req.note.trim().is_empty() {
+        return Err(ReconError::InvalidInput(
+            "a resolution needs --by (who) and --note (why)".into(),
+        ));
+    }
+    let since = open_since(&runs, &req.pair, &run.run_id, &req.partitions);
+    Ok(Resolution {
+        schema_version: RESOLUTION_SCHEMA_VERSION,
+        pair: req.pair.clone(),
+        run_id: run.run_id.clone(),
+        partitions: req.partitions.clone(),
+        resolved_at: now.to_string(),
+        resolved_by: req.by.clone(),
+        note: req.note.clone(),
+        findings,
+        time_to_resolve_seconds: seconds_between(&since, now),
+        open_since: since,
+    })
+}
+
+/// Write a resolution as a new object (its key is unique to the record: time and a
+/// hash of its content) and return the URI. Existing objects are never touched.
+pub async fn write_resolution(storage: &Storage, root: &str, r: &Resolution) -> Result<String> {
+    use sha2::{Digest, Sha256};
+    let json = serde_json::to_string(r).map_err(|e| ReconError::Write {
+        target: RESOLUTIONS_DIR.into(),
+        reason: e.to_string(),
+    })?;
+    let digest = Sha256::digest(format!("{json}{}", std::process::id()).as_bytes());
+    let id: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
+    let stamp: String = r
+        .resolved_at
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .collect();
+    let uri = Storage::join(
+        root,
+        &format!(
+            "{RESOLUTIONS_DIR}/resolved_date={}/{}-{stamp}-{id}.json",
+            r.resolved_at.get(..10).unwrap_or("unknown"),
+            r.pair
+        ),
+    );
+    storage
+        .for_uri(&uri)?
+        .put(&uri, Bytes::from(format!("{json}\n")))
+        .await?;
+    Ok(uri)
+}
+
+/// Resolve: read the ledger, check the request, append the record. Returns it and
+/// its URI.
+pub async fn resolve(
+    storage: &Storage,
+    root: &str,
+    req: &ResolveRequest,
+) -> Result<(Resolution, String)> {
+    let ledger = crate::ledger::read_ledger(storage, root).await?;
+    let record = prepare(req, &ledger.rows, &crate::report::now_rfc3339())?;
+    let uri = write_resolution(storage, root, &record).await?;
+    Ok((record, uri))
+}
+
+/// Open findings of one pair: its latest run, per partition.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpenPair {
+    /// The pair.
+    pub pair: String,
+    /// Its latest run.
+    pub run_id: String,
+    /// Open findings (a failed partition counts one).
+    pub open: u64,
+    /// Findings covered by resolutions.
+    pub resolved: u64,
+}
+
+/// Open findings of the latest run of every pair, not covered by a resolution.
+pub fn open_findings(runs: &[LedgerRun], resolutions: &[Resolution]) -> Vec<OpenPair> {
+    let mut latest: std::collections::BTreeMap<&str, &LedgerRun> = Default::default();
+    for r in runs {
+        latest.insert(r.pair.as_str(), r); // runs are oldest first
+    }
+    latest
+        .into_values()
+        .map(|run| {
+            let (mut open, mut resolved) = (0, 0);
+            for p in &run.partitions {
+                let n = p.findings() + u64::from(p.failed());
+                if resolutions.iter().any(|r| r.covers(p)) {
+                    resolved += n;
+                } else {
+                    open += n;
+                }
+            }
+            OpenPair {
+                pair: run.pair.clone(),
+                run_id: run.run_id.clone(),
+                open,
+                resolved,
+            }
+        })
+        .collect()
+}
