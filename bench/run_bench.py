@@ -10,7 +10,7 @@
    parameters: `glue-recon sample-data` (default) or bench/gen_parquet.py (--generator
    duckdb; an independent writer whose expected counts are known by construction).
 2. Reads every file once (warm page cache), then runs each tool --repeat times, each in
-   its own process, measuring wall time and the process's peak RSS
+   its own process, measuring wall time, CPU time (user+sys) and the process's peak RSS
    (/usr/bin/time -v, or wait4's ru_maxrss where there is no /usr/bin/time).
      glue-recon   glue-recon diff SRC TGT --key id --json --out DATA/out
      duckdb       bench/peer_duckdb.py: one SQL query, FULL OUTER JOIN on (partition, id),
@@ -19,7 +19,7 @@
      polars       bench/peer_polars.py (only when polars is installed)
 3. Fails (exit 1) unless glue-recon and duckdb agree on missing/extra/mismatch (and,
    with --generator duckdb, everything agrees with the counts known by construction).
-4. Prints wall seconds (median), peak RSS MiB (max) and glue-recon/peer ratios, and
+4. Prints wall and CPU seconds (median), peak RSS MiB (max) and glue-recon/peer ratios, and
    writes them to DATA/bench-results.json.
 """
 
@@ -60,14 +60,16 @@ def measure(cmd: list[str], stderr_path: str, use_time: bool = True) -> dict:
                 t0 = time.perf_counter()
                 p = subprocess.run([time_bin, "-v", "-o", tf.name, *cmd], stdout=subprocess.PIPE, stderr=err)
                 wall = time.perf_counter() - t0
-                rss_kib = None
+                rss_kib, cpu = None, 0.0
                 for line in tf.read().splitlines():
                     if "Maximum resident set size" in line:
                         rss_kib = int(line.rsplit(":", 1)[1])
+                    elif "User time (seconds)" in line or "System time (seconds)" in line:
+                        cpu += float(line.rsplit(":", 1)[1])
                 if rss_kib is None:
                     fail(f"no RSS from /usr/bin/time for {cmd[0]} (exit {p.returncode})")
             return {"rc": p.returncode, "stdout": p.stdout, "wall": wall, "rss_mib": rss_kib / 1024,
-                    "method": "/usr/bin/time -v"}
+                    "cpu": cpu, "method": "/usr/bin/time -v"}
         t0 = time.perf_counter()
         out = tempfile.TemporaryFile()
         p = subprocess.Popen(cmd, stdout=out, stderr=err)
@@ -76,7 +78,7 @@ def measure(cmd: list[str], stderr_path: str, use_time: bool = True) -> dict:
         p.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         return {"rc": p.returncode, "stdout": out.read(), "wall": wall, "rss_mib": ru.ru_maxrss / 1024,
-                "method": "wait4 ru_maxrss"}
+                "cpu": ru.ru_utime + ru.ru_stime, "method": "wait4 ru_maxrss"}
 
 
 def du_mib(path: str) -> float:
@@ -188,6 +190,7 @@ def main() -> int:
                     help="auto: /usr/bin/time -v when present, else wait4; wait4: always wait4")
     ap.add_argument("--no-glue-recon", action="store_true", help="run the peers only")
     args = ap.parse_args()
+    load0 = os.getloadavg()[0]
     args.key = args.key or ["id"]
     args.peers = [p for p in args.peers.split(",") if p]
     args.data = os.path.abspath(args.data)
@@ -212,11 +215,13 @@ def main() -> int:
             r = measure(cmd, logfile, use_time=args.rss != "wait4")
             totals = totals_of(name, r, logfile)
             runs.append(r)
-            log(f"{name} run {i + 1}/{args.repeat}: {r['wall']:.2f}s, {r['rss_mib']:.0f} MiB")
+            log(f"{name} run {i + 1}/{args.repeat}: {r['wall']:.2f}s wall, {r['cpu']:.2f}s CPU, "
+                f"{r['rss_mib']:.0f} MiB")
         results[name] = {
             "cmd": cmd,
             "wall_s": statistics.median(r["wall"] for r in runs),
             "wall_s_all": [round(r["wall"], 3) for r in runs],
+            "cpu_s": statistics.median(r["cpu"] for r in runs),
             "peak_rss_mib": max(r["rss_mib"] for r in runs),
             "rss_method": runs[0]["method"],
             "totals": {k: totals.get(k) for k in ALL},
@@ -247,10 +252,10 @@ def main() -> int:
 
     # Table.
     print()
-    print(f"{'tool':<12} {'wall s':>8} {'peak RSS MiB':>13}   missing    extra  mismatch")
+    print(f"{'tool':<12} {'wall s':>8} {'CPU s':>8} {'peak RSS MiB':>13}   missing    extra  mismatch")
     for name, res in results.items():
         t = res["totals"]
-        print(f"{name:<12} {res['wall_s']:>8.2f} {res['peak_rss_mib']:>13.0f}   "
+        print(f"{name:<12} {res['wall_s']:>8.2f} {res['cpu_s']:>8.2f} {res['peak_rss_mib']:>13.0f}   "
               f"{t['missing_in_target']!s:>7} {t['extra_in_target']!s:>8} {t['mismatch']!s:>9}")
     ratios = {}
     if "glue-recon" in results:
@@ -260,17 +265,22 @@ def main() -> int:
             if name == "glue-recon":
                 continue
             rw, rm = g["wall_s"] / res["wall_s"], g["peak_rss_mib"] / res["peak_rss_mib"]
-            ratios[name] = {"wall": round(rw, 3), "peak_rss": round(rm, 3)}
-            print(f"glue-recon / {name:<12} wall {rw:5.2f}x   peak RSS {rm:5.2f}x")
+            rc = g["cpu_s"] / res["cpu_s"] if res["cpu_s"] else float("nan")
+            ratios[name] = {"wall": round(rw, 3), "cpu": round(rc, 3), "peak_rss": round(rm, 3)}
+            print(f"glue-recon / {name:<12} wall {rw:5.2f}x   CPU {rc:5.2f}x   peak RSS {rm:5.2f}x")
     if results:
         method = next(iter(results.values()))["rss_method"]
-        print(f"\n(wall: median of {args.repeat} runs; peak RSS: max, by {method})")
+        print(f"\n(wall and CPU (user+sys): median of {args.repeat} runs; peak RSS: max; by {method})")
+        if load0 > 1.0:
+            print(f"warning: the load average was {load0:.1f} when the bench started: something else "
+                  "is using the cores, so wall times are inflated (CPU seconds less so)")
 
     with open(os.path.join(args.data, "bench-results.json"), "w") as f:
         json.dump({"params": {"rows": args.rows, "partitions": args.partitions, "seed": args.seed,
                               "changes": args.changes, "generator": args.generator,
                               "source_mib": round(size_s, 1), "target_mib": round(size_t, 1),
-                              "cores": os.cpu_count(), "repeat": args.repeat},
+                              "cores": os.cpu_count(), "repeat": args.repeat,
+                              "load_average_at_start": round(load0, 2)},
                    "results": {k: {kk: vv for kk, vv in v.items() if kk != "cmd"} for k, v in results.items()},
                    "ratios": ratios, "problems": problems}, f, indent=2)
 
