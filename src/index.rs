@@ -139,10 +139,20 @@ fn slot(side: Side) -> usize {
 }
 
 impl PartitionIndex {
-    /// An empty index for rows with `tol_width` tolerance columns.
-    pub fn new(tol_width: usize) -> Self {
+    /// An empty index for rows with `tol_width` tolerance columns, sized for about
+    /// `expected_keys` distinct keys (from the Parquet footers) so it never rehashes.
+    pub fn new(tol_width: usize, expected_keys: usize) -> Self {
+        let per_shard = expected_keys.div_ceil(SHARDS) + expected_keys / (SHARDS * 16);
         PartitionIndex {
-            shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(),
+            shards: (0..SHARDS)
+                .map(|_| {
+                    Mutex::new(Shard {
+                        table: HashTable::with_capacity(per_shard),
+                        keys: Vec::new(),
+                        tol: Vec::new(),
+                    })
+                })
+                .collect(),
             null_keys: Mutex::new(Vec::new()),
             tol_width,
             rows: [AtomicU64::new(0), AtomicU64::new(0)],

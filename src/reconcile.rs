@@ -129,7 +129,14 @@ impl ItemRunner {
             (Side::Source, self.open_side(&item.source).await?),
             (Side::Target, self.open_side(&item.target).await?),
         ];
-        let index = Arc::new(PartitionIndex::new(self.plan.tolerant.len()));
+        let rows_of = |files: &[Arc<OpenedFile>]| -> usize {
+            files
+                .iter()
+                .map(|f| f.meta.metadata().file_metadata().num_rows().max(0) as usize)
+                .sum()
+        };
+        let expected = rows_of(&sides[0].1).max(rows_of(&sides[1].1));
+        let index = Arc::new(PartitionIndex::new(self.plan.tolerant.len(), expected));
         let mut units = Vec::new();
         for (side, files) in &sides {
             let Some(first) = files.first() else { continue };
