@@ -119,7 +119,8 @@ def ensure_data(args) -> None:
     t0 = time.perf_counter()
     if args.generator == "glue-recon":
         cmd = [args.bin, "sample-data", "--out", args.data, "--rows", str(args.rows),
-               "--partitions", str(args.partitions), "--seed", str(args.seed), "--changes", str(args.changes)]
+               "--partitions", str(args.partitions), "--seed", str(args.seed), "--changes", str(args.changes),
+               "--no-edge-cases"]
     else:
         cmd = [PY, os.path.join(HERE, "gen_parquet.py"), "--out", args.data, "--rows", str(args.rows),
                "--partitions", str(args.partitions), "--seed", str(args.seed), "--changes", str(args.changes)]
