@@ -4,11 +4,12 @@
     make bench                      # = .venv/bin/python bench/run_bench.py
     bench/run_bench.py [--rows 10000000] [--partitions 30] [--seed 7] [--changes 0.001]
                        [--data bench-data] [--generator glue-recon|duckdb]
-                       [--peers duckdb,duckdb-join[,polars]] [--repeat 3] [--no-glue-recon]
+                       [--edge-cases] [--peers duckdb,duckdb-join[,polars]] [--repeat 3] [--no-glue-recon]
 
 1. Makes the data unless DATA/.bench-marker.json says it was made with the same
-   parameters: `glue-recon sample-data` (default) or bench/gen_parquet.py (--generator
-   duckdb; an independent writer whose expected counts are known by construction).
+   parameters: `glue-recon sample-data --no-edge-cases` (default; --edge-cases keeps
+   them) or bench/gen_parquet.py (--generator duckdb; an independent writer, with
+   duplicates, NULL keys, NaN, -0.0 and NULL vs '', whose counts are known by construction).
 2. Reads every file once (warm page cache), then runs each tool --repeat times, each in
    its own process, measuring wall time, CPU time (user+sys) and the process's peak RSS
    (/usr/bin/time -v, or wait4's ru_maxrss where there is no /usr/bin/time).
@@ -100,7 +101,8 @@ def warm(path: str) -> None:
 def ensure_data(args) -> None:
     marker_path = os.path.join(args.data, ".bench-marker.json")
     want = {"generator": args.generator, "rows": args.rows, "partitions": args.partitions,
-            "seed": args.seed, "changes": args.changes}
+            "seed": args.seed, "changes": args.changes,
+            "edge_cases": args.edge_cases or args.generator == "duckdb"}
     try:
         with open(marker_path) as f:
             have = json.load(f)
@@ -119,8 +121,9 @@ def ensure_data(args) -> None:
     t0 = time.perf_counter()
     if args.generator == "glue-recon":
         cmd = [args.bin, "sample-data", "--out", args.data, "--rows", str(args.rows),
-               "--partitions", str(args.partitions), "--seed", str(args.seed), "--changes", str(args.changes),
-               "--no-edge-cases"]
+               "--partitions", str(args.partitions), "--seed", str(args.seed), "--changes", str(args.changes)]
+        if not args.edge_cases:
+            cmd.append("--no-edge-cases")
     else:
         cmd = [PY, os.path.join(HERE, "gen_parquet.py"), "--out", args.data, "--rows", str(args.rows),
                "--partitions", str(args.partitions), "--seed", str(args.seed), "--changes", str(args.changes)]
@@ -181,6 +184,9 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--changes", type=float, default=0.001)
     ap.add_argument("--generator", choices=["glue-recon", "duckdb"], default="glue-recon")
+    ap.add_argument("--edge-cases", action="store_true",
+                    help="sample-data with its edge cases (duplicates, NULL keys, one-sided partitions, "
+                         "tolerance noise); default --no-edge-cases: ~0.1%% missing, extra, changed only")
     ap.add_argument("--bin", default=os.path.join(ROOT, "target", "release", "glue-recon"))
     ap.add_argument("--key", action="append", help="key column (default: id)")
     ap.add_argument("--peers", default="duckdb,duckdb-join",
