@@ -191,7 +191,7 @@ impl ComparePlan {
             .filter(|(k, _)| !excluded(k))
             .collect();
 
-        for (from, _) in &pair.rename {
+        for from in pair.rename.keys() {
             if !source
                 .fields()
                 .iter()

@@ -103,19 +103,29 @@ async fn table_schema(
     opts: &RunOptions,
     listing: &TableListing,
 ) -> Result<arrow::datatypes::Schema> {
-    let first = listing
-        .files
-        .first()
-        .ok_or_else(|| ReconError::TableNotFound {
-            location: listing.location.clone(),
-            reason: "no Parquet files match (check the partition filter)".into(),
-        })?;
-    let store = opts.storage.for_uri(&first.file.uri)?;
-    let opened = open_file(store.as_ref(), first).await?;
-    Ok(with_partition_columns(
-        opened.meta.schema(),
-        &listing.partition_columns,
-    ))
+    // The schema comes from the first readable file. A corrupt file is skipped
+    // here: it fails its own partition, which the report shows as incomplete,
+    // instead of stopping the whole pair.
+    let mut corrupt = None;
+    for file in &listing.files {
+        let store = opts.storage.for_uri(&file.file.uri)?;
+        match open_file(store.as_ref(), file).await {
+            Ok(opened) => {
+                return Ok(with_partition_columns(
+                    opened.meta.schema(),
+                    &listing.partition_columns,
+                ));
+            }
+            Err(e @ ReconError::CorruptParquet { .. }) => {
+                corrupt.get_or_insert(e);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Err(corrupt.unwrap_or_else(|| ReconError::TableNotFound {
+        location: listing.location.clone(),
+        reason: "no Parquet files match (check the partition filter)".into(),
+    }))
 }
 
 /// Resolve both tables, build the plan and align partitions.

@@ -284,6 +284,9 @@ pub fn generate(spec: &SampleSpec) -> Result<Planted> {
             continue;
         }
         let mut target = Vec::with_capacity(source.len());
+        // Keys whose values were changed: the planted duplicate must not be one of
+        // them, because a duplicated key is not value-compared.
+        let mut changed = std::collections::HashSet::new();
         for row in &source {
             if rng.chance(spec.changes) {
                 planted.missing_in_target += 1;
@@ -292,6 +295,7 @@ pub fn generate(spec: &SampleSpec) -> Result<Planted> {
             let mut row = row.clone();
             if rng.chance(spec.changes) {
                 planted.mismatch += 1;
+                changed.insert(row.id);
                 match rng.below(3) {
                     0 => row.amount_cents += 1,
                     1 => row.status = if row.status == "NEW" { "PAID" } else { "NEW" },
@@ -312,12 +316,21 @@ pub fn generate(spec: &SampleSpec) -> Result<Planted> {
         }
         if spec.edge_cases && target.len() > 10 {
             // NULL vs '' is a mismatch.
-            if let Some(r) = target.iter_mut().find(|r| r.note.is_none()) {
+            if let Some(r) = target
+                .iter_mut()
+                .find(|r| r.note.is_none() && !changed.contains(&r.id))
+            {
                 r.note = Some(String::new());
                 planted.mismatch += 1;
+                changed.insert(r.id);
             }
-            // A duplicated key and a NULL key.
-            let dup = target[3].clone();
+            // A duplicated key (of an unchanged row) and a NULL key.
+            let dup = target
+                .iter()
+                .skip(3)
+                .find(|r| !changed.contains(&r.id) && r.note.as_deref() != Some("extra"))
+                .unwrap_or(&target[3])
+                .clone();
             target.push(dup);
             planted.duplicate_key_target += 1;
             let mut null_key = target[5].clone();

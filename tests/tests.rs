@@ -1,2 +1,2 @@
-
+mod engine;
 mod history;

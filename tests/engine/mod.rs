@@ -1,0 +1,14 @@
+//! Integration tests of the engine and the CLI on Parquet tables written by arrow.
+
+mod bad_input;
+mod cli;
+mod config;
+mod findings;
+mod fixtures;
+mod hash_vectors;
+mod keys;
+mod masking;
+mod options;
+mod partitions;
+mod report;
+mod types;
