@@ -50,6 +50,10 @@ pub struct Defaults {
     /// Where reports go (a folder or an s3:// prefix) when the CLI is not told.
     #[serde(default)]
     pub report_dir: Option<String>,
+    /// SNS topic ARN the CLI publishes the alert to when a pair is not PASS
+    /// (`--sns-topic` overrides it).
+    #[serde(default)]
+    pub sns_topic: Option<String>,
     /// How many previous runs of a pair form its drift baseline.
     #[serde(default = "default_drift_baseline_runs")]
     pub drift_baseline_runs: usize,
@@ -65,6 +69,7 @@ impl Default for Defaults {
         Defaults {
             sample_limit: default_sample_limit(),
             report_dir: None,
+            sns_topic: None,
             drift_baseline_runs: default_drift_baseline_runs(),
             drift_band: None,
         }
@@ -236,8 +241,7 @@ impl Limits {
 }
 
 /// A threshold: a number of findings, or a percentage of the source rows (`"0.5%"`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(untagged)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Limit {
     /// At most this many findings.
     Count(u64),
@@ -267,6 +271,17 @@ impl std::fmt::Display for Limit {
         match self {
             Limit::Count(n) => write!(f, "{n}"),
             Limit::Percent(p) => write!(f, "{p}%"),
+        }
+    }
+}
+
+/// Written the way it is read: a count as a number, a percentage as `"0.5%"`, so a
+/// config survives a round trip (the cloud run snapshots pair configs as JSON).
+impl Serialize for Limit {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        match self {
+            Limit::Count(n) => s.serialize_u64(*n),
+            Limit::Percent(_) => s.serialize_str(&self.to_string()),
         }
     }
 }
@@ -510,6 +525,15 @@ key = ["id"]
                 .to_string()
                 .contains("lots")
         );
+    }
+
+    #[test]
+    fn percent_limits_survive_a_json_round_trip() {
+        let text = format!("{MINIMAL}[pair.thresholds.fail]\nmismatch = \"1%\"\n");
+        let pair = &Config::parse(&text, "t").unwrap().pairs[0];
+        let json = serde_json::to_string(pair).unwrap();
+        let back: PairConfig = serde_json::from_str(&json).unwrap();
+        assert_eq!(&back, pair);
     }
 
     #[test]

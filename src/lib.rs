@@ -19,6 +19,8 @@
 //! # Ok(()) }
 //! ```
 
+pub mod alert;
+pub mod aws;
 pub mod canonical;
 pub mod config;
 pub mod dashboard;
@@ -31,6 +33,7 @@ pub mod index;
 pub mod ledger;
 pub mod partial;
 pub mod partition_filter;
+pub mod pipeline;
 pub mod plan;
 pub mod reconcile;
 pub mod report;

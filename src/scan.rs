@@ -39,10 +39,22 @@ impl Progress for NoProgress {
     fn item_done(&self, _: &str) {}
 }
 
-fn corrupt(file: &str, e: impl std::fmt::Display) -> ReconError {
-    ReconError::CorruptParquet {
-        file: file.to_string(),
-        reason: e.to_string(),
+/// A Parquet error as the engine's error: a storage failure carried through the
+/// reader (S3 access denied, throttling) keeps its own kind; anything else means
+/// the file could not be decoded.
+fn corrupt(file: &str, e: parquet::errors::ParquetError) -> ReconError {
+    match e {
+        parquet::errors::ParquetError::External(inner) => match inner.downcast::<ReconError>() {
+            Ok(storage) => *storage,
+            Err(other) => ReconError::CorruptParquet {
+                file: file.to_string(),
+                reason: other.to_string(),
+            },
+        },
+        e => ReconError::CorruptParquet {
+            file: file.to_string(),
+            reason: e.to_string(),
+        },
     }
 }
 

@@ -1,2 +1,3 @@
+mod aws;
 mod engine;
 mod history;

@@ -131,6 +131,10 @@ struct OutputArgs {
     /// Row groups decoded at once (default: 2 per core).
     #[arg(long)]
     parallelism: Option<usize>,
+    /// SNS topic ARN to publish the alert to when a pair is not PASS (default: the
+    /// config's `defaults.sns_topic`).
+    #[arg(long)]
+    sns_topic: Option<String>,
 }
 
 /// Run the CLI and map the outcome to an exit code.
@@ -303,6 +307,22 @@ async fn run_pairs(
     if !partitions.is_empty() {
         opts.partitions = Some(partitions);
     }
+    let sns_topic = output
+        .sns_topic
+        .clone()
+        .or_else(|| config.defaults.sns_topic.clone());
+    let tables = pairs
+        .iter()
+        .flat_map(|p| [p.source.as_str(), p.target.as_str()]);
+    let aws =
+        if sns_topic.is_some() || glue_recon::aws::is_aws_location(tables.chain([root.as_str()])) {
+            let conf = glue_recon::aws::load_config().await;
+            opts.storage = glue_recon::aws::storage(&conf);
+            opts.catalog = Some(glue_recon::aws::glue::catalog(&conf));
+            Some(conf)
+        } else {
+            None
+        };
     let mut worst = Status::Pass;
     let mut reports = Vec::new();
     let mut locations = Vec::new();
@@ -332,11 +352,32 @@ async fn run_pairs(
             }
         }
     }
+    let mut dashboard = None;
     if !reports.is_empty() {
         let recorded = record_run(&opts.storage, &root, &reports, &locations).await?;
         if !output.quiet && !output.json {
             println!("ledger: {}", recorded.ledger_uri);
             print_dashboard(&recorded.dashboard);
+        }
+        dashboard = Some(recorded.dashboard.index);
+    }
+    if worst != Status::Pass && !output.quiet && !output.json {
+        let written: Vec<_> = reports.iter().zip(&locations).collect();
+        let mut alert = glue_recon::alert::Alert::for_reports(&written);
+        if let Some(d) = &dashboard {
+            alert = alert.with_dashboard(d);
+        }
+        println!("\nalert: {}\n{}", alert.subject, alert.message.trim_end());
+    }
+    if let (Some(topic), Some(conf)) = (&sns_topic, &aws)
+        && worst != Status::Pass
+    {
+        let written: Vec<_> = reports.iter().zip(&locations).collect();
+        let alert = glue_recon::alert::Alert::for_reports(&written);
+        let publisher = glue_recon::aws::sns::SnsPublisher::from_conf(conf, topic);
+        let id = publisher.publish(&alert).await?;
+        if !output.quiet && !output.json {
+            println!("alert: published to {topic} (message {id})");
         }
     }
     if output.json {

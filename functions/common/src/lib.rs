@@ -1,0 +1,133 @@
+//! Shared wiring of the glue-recon Lambda functions (`recon-trigger`, `recon-lookup`,
+//! `recon-hash`, `recon-merge`): the environment they read once at cold start, the
+//! tracing setup, the AWS clients, and [`FunctionError`], which gives every failure
+//! a stable `errorType` (`TableNotFound`, `CorruptParquet`, `Transient`, ...) for the
+//! state machine's Retry and Catch. The decisions live in
+//! [`glue_recon::pipeline`]; each function's `main.rs` only adapts.
+
+use glue_recon::error::ReconError;
+use glue_recon::partial::ItemError;
+use glue_recon::pipeline::Pipeline;
+use lambda_runtime::Diagnostic;
+
+/// The s3:// URI of recon.toml (lookup).
+pub const RECON_CONFIG_URI: &str = "RECON_CONFIG_URI";
+/// The work and report bucket (lookup, hash, merge).
+pub const RECON_BUCKET: &str = "RECON_BUCKET";
+/// The state machine the trigger starts.
+pub const STATE_MACHINE_ARN: &str = "STATE_MACHINE_ARN";
+/// Log filter (`info`, `glue_recon=debug`, ...).
+pub const RUST_LOG: &str = "RUST_LOG";
+
+/// A failed invocation as Lambda reports it: `errorType` and `errorMessage`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{error_type}: {message}")]
+pub struct FunctionError {
+    /// Stable name (see docs/contracts.md): `InvalidConfig`, `InvalidInput`,
+    /// `TableNotFound`, `CorruptParquet`, `SchemaMismatch`, `AccessDenied`, `Transient`.
+    pub error_type: String,
+    /// What went wrong, naming the URI, ARN or table.
+    pub message: String,
+}
+
+impl From<ReconError> for FunctionError {
+    fn from(e: ReconError) -> Self {
+        FunctionError {
+            error_type: e.error_type().to_string(),
+            message: e.to_string(),
+        }
+    }
+}
+
+impl From<ItemError> for FunctionError {
+    fn from(e: ItemError) -> Self {
+        FunctionError {
+            error_type: e.error_type,
+            message: e.message,
+        }
+    }
+}
+
+impl From<FunctionError> for Diagnostic {
+    fn from(e: FunctionError) -> Self {
+        Diagnostic {
+            error_type: e.error_type,
+            error_message: e.message,
+        }
+    }
+}
+
+/// A required environment variable, or [`ReconError::InvalidConfig`] naming it.
+pub fn required_env(name: &str) -> Result<String, ReconError> {
+    std::env::var(name)
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+        .ok_or_else(|| ReconError::InvalidConfig {
+            file: format!("environment variable {name}"),
+            message: "is not set".into(),
+        })
+}
+
+/// JSON logs to stdout (CloudWatch), filtered by `RUST_LOG` (default `info`).
+pub fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env(RUST_LOG)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .json()
+        .with_env_filter(filter)
+        .with_current_span(false)
+        .without_time()
+        .with_target(false)
+        .init();
+}
+
+/// The AWS config (standard chain, retries; see [`glue_recon::aws::load_config`]).
+pub async fn aws_config() -> aws_config::SdkConfig {
+    glue_recon::aws::load_config().await
+}
+
+/// The pipeline over `RECON_BUCKET`, with S3 storage and the Glue catalog.
+pub async fn pipeline_from_env() -> Result<Pipeline, ReconError> {
+    let bucket = required_env(RECON_BUCKET)?;
+    let conf = aws_config().await;
+    Ok(Pipeline::new(
+        glue_recon::aws::storage(&conf),
+        Some(glue_recon::aws::glue::catalog(&conf)),
+        &bucket,
+    ))
+}
+
+/// Serve events with `handler` over one [`Pipeline`] built at cold start (tracing
+/// set up first, a missing `RECON_BUCKET` fails the start). The pipeline lives as
+/// long as the process, so handlers borrow it for `'static`.
+pub async fn run_with_pipeline<H, Fut, R>(handler: H) -> Result<(), lambda_runtime::Error>
+where
+    H: Fn(&'static Pipeline, serde_json::Value) -> Fut,
+    Fut: Future<Output = Result<R, FunctionError>>,
+    R: serde::Serialize,
+{
+    init_tracing();
+    let pipeline: &'static Pipeline = Box::leak(Box::new(pipeline_from_env().await?));
+    lambda_runtime::run(lambda_runtime::service_fn(
+        move |event: lambda_runtime::LambdaEvent<serde_json::Value>| {
+            handler(pipeline, event.payload)
+        },
+    ))
+    .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn diagnostics_carry_the_stable_name() {
+        let e = ReconError::TableNotFound {
+            location: "glue://db/t".into(),
+            reason: "missing".into(),
+        };
+        let d: Diagnostic = FunctionError::from(e).into();
+        assert_eq!(d.error_type, "TableNotFound");
+        assert!(d.error_message.contains("glue://db/t"));
+    }
+}

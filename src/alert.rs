@@ -1,0 +1,249 @@
+//! The alert of a run: an e-mail-friendly subject and plain-text body built from the
+//! reports, and the message attributes (`status`, `pair`) that SNS subscription
+//! filter policies match on. The CLI prints it, the merge Lambda returns it for the
+//! state machine to publish, and [`crate::aws::sns::SnsPublisher`] publishes it.
+//! Sample keys come from the reports, where masked columns are already hashed.
+
+use std::fmt::Write;
+
+use serde::{Deserialize, Serialize};
+
+use crate::partial::FindingKind;
+use crate::report::{Report, Status};
+use crate::runner::ReportLocation;
+
+/// SNS's limit on a subject.
+pub const SUBJECT_MAX: usize = 100;
+/// Sample keys shown per finding kind.
+const SAMPLE_KEYS: usize = 3;
+/// Columns shown in "columns that differ most".
+const TOP_COLUMNS: usize = 5;
+
+/// Message attributes of an alert.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AlertAttributes {
+    /// The worst verdict: `PASS`, `WARN` or `FAIL`.
+    pub status: String,
+    /// The pair, or the pairs joined with `,` when a run covers several.
+    pub pair: String,
+}
+
+/// An alert ready to publish.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Alert {
+    /// At most [`SUBJECT_MAX`] printable ASCII characters, no line breaks.
+    pub subject: String,
+    /// Plain text for a person: verdict first, then counts, columns, samples and
+    /// where the reports are.
+    pub message: String,
+    /// For subscription filter policies.
+    pub attributes: AlertAttributes,
+}
+
+/// A report and where it was written.
+pub type WrittenReport<'a> = (&'a Report, &'a ReportLocation);
+
+/// SNS subjects must be ASCII without control characters, at most 100 long.
+fn subject_text(text: &str) -> String {
+    let clean: String = text
+        .chars()
+        .map(|c| {
+            if c.is_ascii() && !c.is_ascii_control() {
+                c
+            } else {
+                ' '
+            }
+        })
+        .collect();
+    if clean.len() <= SUBJECT_MAX {
+        return clean;
+    }
+    format!("{}...", &clean[..SUBJECT_MAX - 3])
+}
+
+fn headline(r: &Report) -> String {
+    let t = &r.totals;
+    let parts: Vec<String> = FindingKind::ALL
+        .iter()
+        .filter(|k| t.of(**k) > 0)
+        .map(|k| {
+            format!(
+                "{} {}",
+                t.of(*k),
+                k.as_str().to_lowercase().replace('_', " ")
+            )
+        })
+        .collect();
+    let mut line = if parts.is_empty() {
+        "no differences".to_string()
+    } else {
+        parts.join(", ")
+    };
+    if !r.complete {
+        line = format!("INCOMPLETE, {line}");
+    }
+    line
+}
+
+fn pair_section(out: &mut String, r: &Report, loc: &ReportLocation) {
+    let t = &r.totals;
+    let _ = writeln!(
+        out,
+        "{} {}{}: {}",
+        r.status,
+        r.pair,
+        if r.complete { "" } else { " (INCOMPLETE)" },
+        headline(r)
+    );
+    let _ = writeln!(out, "  source: {}", r.source);
+    let _ = writeln!(out, "  target: {}", r.target);
+    let _ = writeln!(out, "  run: {} ({})", r.run_id, r.trigger);
+    for reason in &r.reasons {
+        let _ = writeln!(out, "  - {reason}");
+    }
+    // A detected drift is already a `DRIFT: ...` reason above; otherwise the delta.
+    if let Some(d) = r.drift.as_ref().filter(|d| !d.detected) {
+        let _ = writeln!(out, "  vs baseline: {}", d.delta());
+    }
+    let _ = writeln!(
+        out,
+        "  rows: {} source, {} target, {} matched keys",
+        t.source_rows, t.target_rows, t.matched
+    );
+    for kind in FindingKind::ALL {
+        let _ = writeln!(out, "    {:<18} {:>10}", kind.as_str(), t.of(kind));
+    }
+    for p in r.partitions.iter().filter(|p| p.error.is_some()) {
+        if let Some(e) = &p.error {
+            let _ = writeln!(
+                out,
+                "  partition {} not reconciled ({}): {}",
+                p.partition, e.error_type, e.message
+            );
+        }
+    }
+    if !r.columns.is_empty() {
+        let top: Vec<String> = r
+            .columns
+            .iter()
+            .take(TOP_COLUMNS)
+            .map(|c| format!("{} ({})", c.column, c.mismatch))
+            .collect();
+        let _ = writeln!(out, "  columns that differ most: {}", top.join(", "));
+    }
+    let mut samples = r.samples.iter().filter(|(_, s)| !s.is_empty()).peekable();
+    if samples.peek().is_some() {
+        let _ = writeln!(out, "  sample keys:");
+    }
+    for (kind, list) in samples {
+        let keys: Vec<String> = list
+            .iter()
+            .take(SAMPLE_KEYS)
+            .map(|s| {
+                let key: Vec<String> = s
+                    .key
+                    .iter()
+                    .map(|(k, v)| format!("{k}={}", v.as_deref().unwrap_or("NULL")))
+                    .collect();
+                format!("{} [{}]", key.join(" "), s.partition)
+            })
+            .collect();
+        let _ = writeln!(out, "    {:<18} {}", kind.as_str(), keys.join("; "));
+    }
+    if r.totals.findings() > 0 {
+        let _ = writeln!(out, "  offending keys (Athena):");
+        let query =
+            crate::history::athena_diff_query(r, loc, crate::history::DEFAULT_ATHENA_DATABASE);
+        for line in query.lines() {
+            let _ = writeln!(out, "    {line}");
+        }
+    }
+    let _ = writeln!(out, "  report: {}", loc.json);
+    let _ = writeln!(out, "  html:   {}", loc.html);
+}
+
+impl Alert {
+    /// Add the link to the dashboard (`dashboard/index.html`) at the end of the message.
+    pub fn with_dashboard(mut self, uri: &str) -> Alert {
+        let _ = writeln!(self.message, "dashboard: {uri}");
+        self
+    }
+
+    /// The alert of one run over one or more pairs (the worst verdict leads).
+    pub fn for_reports(reports: &[WrittenReport<'_>]) -> Alert {
+        let worst = reports
+            .iter()
+            .map(|(r, _)| r.status)
+            .max()
+            .unwrap_or(Status::Pass);
+        let pairs: Vec<&str> = reports.iter().map(|(r, _)| r.pair.as_str()).collect();
+        let subject = match reports {
+            [(r, _)] => format!("glue-recon {}: {} - {}", r.status, r.pair, headline(r)),
+            _ => {
+                let not_pass: Vec<&str> = reports
+                    .iter()
+                    .filter(|(r, _)| r.status != Status::Pass)
+                    .map(|(r, _)| r.pair.as_str())
+                    .collect();
+                format!(
+                    "glue-recon {worst}: {} of {} pairs not PASS: {}",
+                    not_pass.len(),
+                    reports.len(),
+                    not_pass.join(", ")
+                )
+            }
+        };
+        let drifted: Vec<&str> = reports
+            .iter()
+            .filter(|(r, _)| r.drift.as_ref().is_some_and(|d| d.detected))
+            .map(|(r, _)| r.pair.as_str())
+            .collect();
+        let drift_note = if drifted.is_empty() {
+            String::new()
+        } else {
+            format!(", DRIFT: {}", drifted.join(", "))
+        };
+        let subject = if drifted.is_empty() {
+            subject
+        } else {
+            subject.replacen(':', " DRIFT:", 1)
+        };
+        let mut message = String::new();
+        let _ = writeln!(
+            message,
+            "glue-recon reconciliation: {worst} ({} pair{}{drift_note})\n",
+            reports.len(),
+            if reports.len() == 1 { "" } else { "s" }
+        );
+        let mut ordered: Vec<&WrittenReport<'_>> = reports.iter().collect();
+        ordered.sort_by(|a, b| b.0.status.cmp(&a.0.status).then(a.0.pair.cmp(&b.0.pair)));
+        for (r, loc) in ordered {
+            pair_section(&mut message, r, loc);
+            message.push('\n');
+        }
+        Alert {
+            subject: subject_text(&subject),
+            message,
+            attributes: AlertAttributes {
+                status: worst.to_string(),
+                pair: pairs.join(","),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn subjects_are_short_ascii_single_lines() {
+        let s = subject_text(&format!(
+            "glue-recon FAIL: {}\nsecond line é",
+            "x".repeat(200)
+        ));
+        assert!(s.len() <= SUBJECT_MAX, "{}", s.len());
+        assert!(s.chars().all(|c| c.is_ascii() && !c.is_ascii_control()));
+        assert_eq!(subject_text("ok é\n"), "ok   ");
+    }
+}

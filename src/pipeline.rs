@@ -1,0 +1,671 @@
+//! The cloud run, split into the steps the state machine calls: [`Pipeline::lookup`]
+//! (config and catalog to a work manifest), [`Pipeline::hash`] (one manifest item to
+//! a partial diff) and [`Pipeline::merge`] (partials to reports and an alert). The
+//! Lambda functions in `functions/` are thin adapters over these; the payload types
+//! here are their events and results (docs/contracts.md).
+//!
+//! Every object is written whole under a key that depends only on the run id, the
+//! pair and the item, so a retried step overwrites and never duplicates:
+//!
+//! ```text
+//! s3://BUCKET/runs/<run_id>/plans/<pair>.json       the pair's compare plan (PairPlan)
+//! s3://BUCKET/runs/<run_id>/manifest.json           JSON array of ManifestItem
+//! s3://BUCKET/runs/<run_id>/partials/<item_id>.json one PartialDiff per item
+//! s3://BUCKET/reports/<pair>/<run_id>/              report.json, report.html, diffs.parquet
+//! ```
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use bytes::Bytes;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use crate::alert::Alert;
+use crate::config::{Config, PairConfig};
+use crate::error::{ReconError, Result};
+use crate::partial::{ItemError, PARTIAL_SCHEMA_VERSION, PartialDiff, Totals};
+use crate::plan::ComparePlan;
+use crate::reconcile::ItemRunner;
+use crate::report::{Report, RunMeta, Status, build_report, new_run_id, now_rfc3339};
+use crate::runner::{Catalog, PairRun, ReportLocation, RunOptions, prepare_pair, write_report};
+use crate::scan::NoProgress;
+use crate::storage::Storage;
+use crate::table::WorkItem;
+
+/// The largest event a step accepts (the Step Functions payload limit).
+pub const MAX_REQUEST_BYTES: usize = 256 * 1024;
+/// Version of the plan document.
+pub const PLAN_SCHEMA_VERSION: u32 = 1;
+/// The longest Step Functions execution name.
+pub const EXECUTION_NAME_MAX: usize = 80;
+/// The `detail-type` of the EventBridge events of Glue job runs.
+pub const GLUE_JOB_STATE_CHANGE: &str = "Glue Job State Change";
+
+/// An on-demand request: which pairs (none = all) and, per pair, which partitions
+/// (none = all). `{"pairs": ["orders"], "partitions": {"orders": ["dt=2024-01-01"]}}`
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OnDemandRequest {
+    /// Pair names.
+    #[serde(default)]
+    pub pairs: Vec<String>,
+    /// Pair name -> partition labels (`dt=2024-01-01`).
+    #[serde(default)]
+    pub partitions: BTreeMap<String, Vec<String>>,
+}
+
+/// The EventBridge event of a Glue job run (`detail-type: Glue Job State Change`);
+/// only the fields glue-recon reads.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GlueJobEvent {
+    /// `Glue Job State Change`.
+    #[serde(rename = "detail-type")]
+    pub detail_type: String,
+    /// `aws.glue`.
+    #[serde(default)]
+    pub source: String,
+    /// The job run.
+    pub detail: GlueJobDetail,
+}
+
+/// The `detail` of a [`GlueJobEvent`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GlueJobDetail {
+    /// The job name.
+    #[serde(rename = "jobName")]
+    pub job_name: String,
+    /// The run id (`jr_...`).
+    #[serde(rename = "jobRunId")]
+    pub job_run_id: String,
+    /// `SUCCEEDED`, `FAILED`, ...
+    pub state: String,
+}
+
+/// What the lookup step is asked to do: the execution input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LookupRequest {
+    /// Named pairs and partitions.
+    OnDemand(OnDemandRequest),
+    /// A Glue job run finished: reconcile the pairs that list the job.
+    GlueJob(GlueJobEvent),
+}
+
+/// Parse an event, refusing one over [`MAX_REQUEST_BYTES`]; `what` names the
+/// expected document in the error.
+fn parse_event<T: DeserializeOwned>(event: serde_json::Value, what: &str) -> Result<T> {
+    let size = serde_json::to_vec(&event).map_or(0, |v| v.len());
+    if size > MAX_REQUEST_BYTES {
+        return Err(ReconError::InvalidInput(format!(
+            "the {what} is {size} bytes; the limit is {MAX_REQUEST_BYTES} bytes (name fewer pairs or partitions)"
+        )));
+    }
+    serde_json::from_value(event)
+        .map_err(|e| ReconError::InvalidInput(format!("not a valid {what}: {e}")))
+}
+
+impl LookupRequest {
+    /// Tell an on-demand request from a Glue event (it has a `detail-type`).
+    pub fn parse(event: serde_json::Value) -> Result<LookupRequest> {
+        if event.get("detail-type").is_some() {
+            let e: GlueJobEvent = parse_event(event, "Glue Job State Change event")?;
+            if e.detail_type != GLUE_JOB_STATE_CHANGE {
+                return Err(ReconError::InvalidInput(format!(
+                    "event detail-type `{}` is not `{GLUE_JOB_STATE_CHANGE}`",
+                    e.detail_type
+                )));
+            }
+            Ok(LookupRequest::GlueJob(e))
+        } else {
+            parse_event(event, "on-demand request (pairs, partitions)").map(LookupRequest::OnDemand)
+        }
+    }
+}
+
+/// The lookup result: a pointer to the manifest, small enough for any state.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LookupOutput {
+    /// The run id.
+    pub run_id: String,
+    /// The work bucket.
+    pub bucket: String,
+    /// `runs/<run_id>/manifest.json`.
+    pub manifest_key: String,
+    /// Manifest items; 0 = nothing to do.
+    pub item_count: usize,
+    /// The pairs of the run.
+    pub pairs: Vec<String>,
+    /// `on-demand` or `glue:<job>:<run id>`.
+    pub trigger: String,
+}
+
+/// A pair's compare plan and config as of the lookup, read by hash and merge so the
+/// whole run uses one snapshot of the config.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PairPlan {
+    /// [`PLAN_SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// The run id.
+    pub run_id: String,
+    /// What triggered the run.
+    pub trigger: String,
+    /// When the lookup started.
+    pub started_at: String,
+    /// The pair's config.
+    pub pair: PairConfig,
+    /// Samples per finding kind.
+    pub sample_limit: usize,
+    /// The compare plan.
+    pub plan: ComparePlan,
+}
+
+/// One manifest item: a [`WorkItem`] (the files of one partition on each side)
+/// and its run. The plan is at `runs/<run_id>/plans/<pair>.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ManifestItem {
+    /// The run id.
+    pub run_id: String,
+    /// The work.
+    #[serde(flatten)]
+    pub item: WorkItem,
+}
+
+/// The hash result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HashOutput {
+    /// The run id.
+    pub run_id: String,
+    /// The item.
+    pub item_id: String,
+    /// `runs/<run_id>/partials/<item_id>.json`.
+    pub partial_key: String,
+    /// The item's counts.
+    pub counts: Totals,
+    /// Set when the partition could not be reconciled (the partial records it too).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ItemError>,
+}
+
+/// One pair's outcome in a merge.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PairOutcome {
+    /// The pair.
+    pub pair: String,
+    /// Its verdict.
+    pub status: Status,
+    /// Whether every partition was reconciled.
+    pub complete: bool,
+    /// report.json.
+    pub report_uri: String,
+    /// report.html.
+    pub html_uri: String,
+}
+
+/// The merge result. With several pairs, `status` is the worst, `complete` is
+/// true only if all are, and the URIs are those of the worst pair (all in `reports`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MergeOutput {
+    /// The run id.
+    pub run_id: String,
+    /// The worst verdict.
+    pub status: Status,
+    /// Whether every partition of every pair was reconciled.
+    pub complete: bool,
+    /// The worst pair's report.json.
+    pub report_uri: String,
+    /// The worst pair's report.html.
+    pub html_uri: String,
+    /// The alert (always present; the state machine publishes it when not PASS).
+    pub alert: Alert,
+    /// Every pair.
+    pub reports: Vec<PairOutcome>,
+}
+
+/// What the trigger function did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TriggerOutput {
+    /// The execution name (`glue-<jobRunId>`).
+    pub execution_name: String,
+    /// Whether this call started it (false: it already existed, or the run did not
+    /// succeed).
+    pub started: bool,
+    /// The execution ARN when started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution_arn: Option<String>,
+}
+
+/// The execution name for a Glue job run: `glue-<jobRunId>`, characters outside
+/// `[A-Za-z0-9_-]` replaced by `_`, and when longer than 80 characters shortened
+/// with a hash of the full id, so one job run always maps to one name.
+pub fn execution_name(job_run_id: &str) -> String {
+    let clean: String = job_run_id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let name = format!("glue-{clean}");
+    if name.len() <= EXECUTION_NAME_MAX {
+        return name;
+    }
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(job_run_id.as_bytes());
+    let hash: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    format!("{}-{hash}", &name[..EXECUTION_NAME_MAX - hash.len() - 1])
+}
+
+/// Run ids and item ids become key segments: keep them to a safe alphabet.
+fn check_segment(what: &str, value: &str) -> Result<()> {
+    let ok = !value.is_empty()
+        && value.len() <= 128
+        && value
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && !value.starts_with('.');
+    if ok {
+        Ok(())
+    } else {
+        Err(ReconError::InvalidInput(format!(
+            "{what} `{value}` is not a valid id (letters, digits, '-', '_', '.')"
+        )))
+    }
+}
+
+/// `runs/<run_id>/manifest.json`.
+pub fn manifest_key(run_id: &str) -> String {
+    format!("runs/{run_id}/manifest.json")
+}
+
+/// `runs/<run_id>/plans/<pair>.json`.
+pub fn plan_key(run_id: &str, pair: &str) -> String {
+    format!("runs/{run_id}/plans/{pair}.json")
+}
+
+/// `runs/<run_id>/partials/<item_id>.json`.
+pub fn partial_key(run_id: &str, item_id: &str) -> String {
+    format!("runs/{run_id}/partials/{item_id}.json")
+}
+
+/// Parse a hash event as a manifest item.
+pub fn parse_item(event: serde_json::Value) -> Result<ManifestItem> {
+    let item: ManifestItem = parse_event(event, "manifest item")?;
+    check_segment("run_id", &item.run_id)?;
+    check_segment("item_id", &item.item.item_id)?;
+    Ok(item)
+}
+
+/// Parse a merge event (the lookup output).
+pub fn parse_lookup_output(event: serde_json::Value) -> Result<LookupOutput> {
+    let out: LookupOutput =
+        parse_event(event, "lookup output (run_id, bucket, manifest_key, ...)")?;
+    check_segment("run_id", &out.run_id)?;
+    Ok(out)
+}
+
+/// Read and parse the config at `uri` (an s3:// URI or a path).
+pub async fn load_config(storage: &Storage, uri: &str) -> Result<Config> {
+    let bytes = storage.for_uri(uri)?.get(uri).await.map_err(|e| match e {
+        ReconError::TableNotFound { reason, .. } => ReconError::InvalidConfig {
+            file: uri.to_string(),
+            message: format!("cannot read it: {reason}"),
+        },
+        e => e,
+    })?;
+    let text = std::str::from_utf8(&bytes).map_err(|e| ReconError::InvalidConfig {
+        file: uri.to_string(),
+        message: format!("not UTF-8 text: {e}"),
+    })?;
+    Config::parse(text, uri)
+}
+
+/// The steps of a cloud run over one work bucket.
+#[derive(Clone)]
+pub struct Pipeline {
+    /// Where tables, the work objects and the reports are.
+    pub storage: Storage,
+    /// The Glue catalog for glue:// tables.
+    pub catalog: Option<Arc<dyn Catalog>>,
+    /// The work and report bucket.
+    pub bucket: String,
+    /// Row groups decoded at once by a hash step.
+    pub parallelism: usize,
+}
+
+impl Pipeline {
+    /// A pipeline on `bucket`; parallelism from the cores available.
+    pub fn new(storage: Storage, catalog: Option<Arc<dyn Catalog>>, bucket: &str) -> Self {
+        Pipeline {
+            parallelism: RunOptions::local().parallelism,
+            storage,
+            catalog,
+            bucket: bucket.to_string(),
+        }
+    }
+
+    fn uri(&self, key: &str) -> String {
+        format!("s3://{}/{key}", self.bucket)
+    }
+
+    async fn put_json<T: Serialize>(&self, key: &str, value: &T) -> Result<String> {
+        let uri = self.uri(key);
+        let json = serde_json::to_vec(value).map_err(|e| ReconError::Write {
+            target: uri.clone(),
+            reason: e.to_string(),
+        })?;
+        self.storage
+            .for_uri(&uri)?
+            .put(&uri, Bytes::from(json))
+            .await?;
+        Ok(uri)
+    }
+
+    async fn get_json<T: DeserializeOwned>(&self, key: &str, what: &str) -> Result<T> {
+        let uri = self.uri(key);
+        let bytes = self.storage.for_uri(&uri)?.get(&uri).await?;
+        serde_json::from_slice(&bytes)
+            .map_err(|e| ReconError::InvalidInput(format!("{uri} is not a valid {what}: {e}")))
+    }
+
+    async fn read_plan(&self, run_id: &str, pair: &str) -> Result<PairPlan> {
+        let plan: PairPlan = self.get_json(&plan_key(run_id, pair), "pair plan").await?;
+        if plan.schema_version != PLAN_SCHEMA_VERSION {
+            return Err(ReconError::InvalidInput(format!(
+                "{}: plan schema_version {} is not supported (expected {PLAN_SCHEMA_VERSION})",
+                self.uri(&plan_key(run_id, pair)),
+                plan.schema_version
+            )));
+        }
+        Ok(plan)
+    }
+
+    /// Resolve the requested pairs, plan each, and write the plans and the manifest.
+    pub async fn lookup(&self, config: &Config, request: &LookupRequest) -> Result<LookupOutput> {
+        let (pairs, partitions, trigger): (Vec<&PairConfig>, _, String) = match request {
+            LookupRequest::OnDemand(r) => {
+                let pairs = config.select(&r.pairs)?;
+                for name in r.partitions.keys() {
+                    if !pairs.iter().any(|p| &p.name == name) {
+                        return Err(ReconError::InvalidInput(format!(
+                            "`partitions` names pair `{name}`, which is not among the requested pairs"
+                        )));
+                    }
+                }
+                (pairs, r.partitions.clone(), "on-demand".into())
+            }
+            LookupRequest::GlueJob(e) => {
+                let d = &e.detail;
+                let pairs = if d.state == "SUCCEEDED" {
+                    config
+                        .pairs
+                        .iter()
+                        .filter(|p| p.glue_jobs.iter().any(|j| j == &d.job_name))
+                        .collect()
+                } else {
+                    tracing::info!(job = %d.job_name, state = %d.state, "job run did not succeed; nothing to reconcile");
+                    Vec::new()
+                };
+                (
+                    pairs,
+                    BTreeMap::new(),
+                    format!("glue:{}:{}", d.job_name, d.job_run_id),
+                )
+            }
+        };
+        let run_id = new_run_id();
+        let started_at = now_rfc3339();
+        let mut manifest = Vec::new();
+        for pair in &pairs {
+            let mut opts = RunOptions::local();
+            opts.storage = self.storage.clone();
+            opts.catalog = self.catalog.clone();
+            opts.partitions = partitions.get(&pair.name).cloned();
+            let prepared = prepare_pair(pair, &opts).await?;
+            let plan = PairPlan {
+                schema_version: PLAN_SCHEMA_VERSION,
+                run_id: run_id.clone(),
+                trigger: trigger.clone(),
+                started_at: started_at.clone(),
+                pair: (*pair).clone(),
+                sample_limit: pair.sample_limit(&config.defaults),
+                plan: prepared.plan,
+            };
+            self.put_json(&plan_key(&run_id, &pair.name), &plan).await?;
+            manifest.extend(prepared.items.into_iter().map(|item| ManifestItem {
+                run_id: run_id.clone(),
+                item,
+            }));
+        }
+        // The manifest last: when it exists, every plan it refers to does too.
+        let key = manifest_key(&run_id);
+        self.put_json(&key, &manifest).await?;
+        tracing::info!(%run_id, items = manifest.len(), %trigger, "manifest written");
+        Ok(LookupOutput {
+            run_id,
+            bucket: self.bucket.clone(),
+            manifest_key: key,
+            item_count: manifest.len(),
+            pairs: pairs.iter().map(|p| p.name.clone()).collect(),
+            trigger,
+        })
+    }
+
+    /// Reconcile one manifest item and write its partial diff (also when the
+    /// partition could not be read: the partial then records why).
+    pub async fn hash(&self, item: &ManifestItem) -> Result<HashOutput> {
+        let plan = self.read_plan(&item.run_id, &item.item.pair).await?;
+        let runner = ItemRunner {
+            storage: self.storage.clone(),
+            plan: Arc::new(plan.plan),
+            parallelism: self.parallelism,
+            progress: Arc::new(NoProgress),
+        };
+        let partial = runner.run(&item.item).await;
+        let key = partial_key(&item.run_id, &item.item.item_id);
+        self.put_json(&key, &partial).await?;
+        Ok(HashOutput {
+            run_id: item.run_id.clone(),
+            item_id: item.item.item_id.clone(),
+            partial_key: key,
+            counts: partial.totals,
+            error: partial.error,
+        })
+    }
+
+    /// Read the manifest and every partial, write each pair's report, and build
+    /// the alert. A manifest item without a partial is reported as a partition that
+    /// was not reconciled, and its pair as incomplete.
+    pub async fn merge(&self, input: &LookupOutput) -> Result<MergeOutput> {
+        if input.bucket != self.bucket {
+            return Err(ReconError::InvalidInput(format!(
+                "run {} is in bucket `{}` but this function works in `{}`",
+                input.run_id, input.bucket, self.bucket
+            )));
+        }
+        let manifest: Vec<ManifestItem> = self
+            .get_json(
+                &manifest_key(&input.run_id),
+                "work manifest (JSON array of items)",
+            )
+            .await?;
+        let partials_prefix = self.uri(&format!("runs/{}/partials/", input.run_id));
+        let present: BTreeSet<String> = self
+            .storage
+            .for_uri(&partials_prefix)?
+            .list(&partials_prefix)
+            .await?
+            .into_iter()
+            .map(|f| f.uri)
+            .collect();
+        let mut by_pair: BTreeMap<&str, Vec<&ManifestItem>> = BTreeMap::new();
+        for pair in &input.pairs {
+            by_pair.entry(pair).or_default();
+        }
+        for item in &manifest {
+            by_pair.entry(&item.item.pair).or_default().push(item);
+        }
+        let mut written: Vec<(Report, ReportLocation)> = Vec::new();
+        for (pair, items) in by_pair {
+            let plan = self.read_plan(&input.run_id, pair).await?;
+            let mut partials = Vec::with_capacity(items.len());
+            for item in items {
+                let uri = self.uri(&partial_key(&input.run_id, &item.item.item_id));
+                if present.contains(&uri) {
+                    let bytes = self.storage.for_uri(&uri)?.get(&uri).await?;
+                    partials.push(PartialDiff::from_json(&bytes, &uri)?);
+                } else {
+                    partials.push(missing_partial(&item.item, &uri));
+                }
+            }
+            let meta = RunMeta {
+                run_id: plan.run_id.clone(),
+                trigger: plan.trigger.clone(),
+                started_at: plan.started_at.clone(),
+            };
+            let report = build_report(
+                &meta,
+                &plan.pair,
+                plan.sample_limit,
+                plan.plan.schema.clone(),
+                partials.clone(),
+            );
+            let run = PairRun { report, partials };
+            let loc = write_report(&self.storage, &self.uri("reports"), &run).await?;
+            written.push((run.report, loc));
+        }
+        let refs: Vec<(&Report, &ReportLocation)> = written.iter().map(|(r, l)| (r, l)).collect();
+        let alert = Alert::for_reports(&refs);
+        let reports: Vec<PairOutcome> = written
+            .iter()
+            .map(|(r, l)| PairOutcome {
+                pair: r.pair.clone(),
+                status: r.status,
+                complete: r.complete,
+                report_uri: l.json.clone(),
+                html_uri: l.html.clone(),
+            })
+            .collect();
+        let Some(worst) = reports
+            .iter()
+            .max_by(|a, b| a.status.cmp(&b.status).then(b.pair.cmp(&a.pair)))
+            .cloned()
+        else {
+            return Err(ReconError::InvalidInput(format!(
+                "run {} has no pairs to merge (lookup returned item_count 0)",
+                input.run_id
+            )));
+        };
+        Ok(MergeOutput {
+            run_id: input.run_id.clone(),
+            status: worst.status,
+            complete: reports.iter().all(|r| r.complete),
+            report_uri: worst.report_uri,
+            html_uri: worst.html_uri,
+            alert,
+            reports,
+        })
+    }
+}
+
+/// The partial of an item whose hash step left nothing behind.
+fn missing_partial(item: &WorkItem, uri: &str) -> PartialDiff {
+    PartialDiff {
+        schema_version: PARTIAL_SCHEMA_VERSION,
+        pair: item.pair.clone(),
+        item_id: item.item_id.clone(),
+        partition: item.partition.clone(),
+        presence: item.presence,
+        error: Some(ItemError {
+            error_type: "MissingPartial".into(),
+            message: format!(
+                "no partial diff at {uri}: the hash step of this partition failed or did not finish"
+            ),
+        }),
+        totals: Totals::default(),
+        column_mismatches: BTreeMap::new(),
+        findings: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn execution_names_are_sanitised_and_bounded() {
+        let id = format!("jr_{}", "0123456789abcdef".repeat(4));
+        assert_eq!(execution_name(&id), format!("glue-{id}"));
+        assert_eq!(execution_name("a b/c"), "glue-a_b_c");
+        let long = "x".repeat(200);
+        let name = execution_name(&long);
+        assert_eq!(name.len(), EXECUTION_NAME_MAX);
+        assert_ne!(name, execution_name(&"x".repeat(201)));
+    }
+
+    /// The JSON fixtures of functions/*/fixtures are the documented payloads: each
+    /// must parse as its type and survive a round trip.
+    #[test]
+    fn function_fixtures_parse_as_their_types() {
+        fn json(text: &str) -> serde_json::Value {
+            serde_json::from_str(text).unwrap()
+        }
+        fn round_trip<T: Serialize + DeserializeOwned>(text: &str) {
+            let v = json(text);
+            let t: T = serde_json::from_value(v.clone()).unwrap();
+            assert_eq!(serde_json::to_value(&t).unwrap(), v);
+        }
+        let glue = json(include_str!(
+            "../functions/trigger/fixtures/glue-job-succeeded.json"
+        ));
+        assert!(
+            matches!(LookupRequest::parse(glue), Ok(LookupRequest::GlueJob(e)) if e.detail.job_name == "load-orders")
+        );
+        let on_demand = json(include_str!("../functions/lookup/fixtures/on-demand.json"));
+        assert!(
+            matches!(LookupRequest::parse(on_demand), Ok(LookupRequest::OnDemand(r)) if r.partitions["orders"].len() == 2)
+        );
+        round_trip::<LookupOutput>(include_str!("../functions/lookup/fixtures/output.json"));
+        round_trip::<LookupOutput>(include_str!("../functions/merge/fixtures/input.json"));
+        let item = parse_item(json(include_str!("../functions/hash/fixtures/input.json"))).unwrap();
+        assert_eq!(item.item.target.len(), 2);
+        round_trip::<ManifestItem>(include_str!("../functions/hash/fixtures/input.json"));
+        round_trip::<HashOutput>(include_str!("../functions/hash/fixtures/output.json"));
+        round_trip::<MergeOutput>(include_str!("../functions/merge/fixtures/output.json"));
+        round_trip::<TriggerOutput>(include_str!("../functions/trigger/fixtures/output.json"));
+        let trigger: GlueJobEvent = serde_json::from_value(json(include_str!(
+            "../functions/trigger/fixtures/glue-job-succeeded.json"
+        )))
+        .unwrap();
+        assert_eq!(
+            execution_name(&trigger.detail.job_run_id),
+            format!("glue-{}", trigger.detail.job_run_id)
+        );
+    }
+
+    #[test]
+    fn requests_are_told_apart_and_bounded() {
+        let glue = serde_json::json!({"detail-type": GLUE_JOB_STATE_CHANGE, "source": "aws.glue",
+            "detail": {"jobName": "j", "jobRunId": "jr_1", "state": "SUCCEEDED"}});
+        assert!(matches!(
+            LookupRequest::parse(glue),
+            Ok(LookupRequest::GlueJob(_))
+        ));
+        let on_demand = serde_json::json!({"pairs": ["orders"]});
+        assert!(matches!(
+            LookupRequest::parse(on_demand),
+            Ok(LookupRequest::OnDemand(_))
+        ));
+        let typo = serde_json::json!({"pair": ["orders"]});
+        assert_eq!(
+            LookupRequest::parse(typo).unwrap_err().error_type(),
+            "InvalidInput"
+        );
+        let huge = serde_json::json!({"pairs": vec!["p".repeat(1000); 300]});
+        let err = LookupRequest::parse(huge).unwrap_err().to_string();
+        assert!(err.contains("limit"), "{err}");
+    }
+}

@@ -1,0 +1,195 @@
+//! The CLI against glue:// and s3:// tables on moto gives the same counts as the
+//! same data in local folders, writes its report to S3 and alerts SNS.
+
+use std::process::Command;
+
+use aws_sdk_sqs::types::QueueAttributeName;
+use serde_json::Value;
+
+use super::moto;
+
+fn run_cli(args: &[&str], env: &[(&str, String)]) -> (i32, Value) {
+    let out = Command::new(env!("CARGO_BIN_EXE_glue-recon"))
+        .args(args)
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .output()
+        .expect("run glue-recon");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let code = out.status.code().unwrap_or(-1);
+    assert!(
+        code == 0 || code == 1,
+        "glue-recon {args:?} exited {code}\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    let report = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("stdout is not the report JSON ({e}):\n{stdout}\n{stderr}"));
+    (code, report)
+}
+
+/// An SQS queue subscribed to a new SNS topic; returns (topic ARN, queue URL).
+pub async fn topic_with_queue(conf: &aws_config::SdkConfig, name: &str) -> (String, String) {
+    let sns = aws_sdk_sns::Client::new(conf);
+    let sqs = aws_sdk_sqs::Client::new(conf);
+    let topic = sns
+        .create_topic()
+        .name(name)
+        .send()
+        .await
+        .expect("create topic");
+    let topic_arn = topic.topic_arn().unwrap().to_string();
+    let queue = sqs
+        .create_queue()
+        .queue_name(name)
+        .send()
+        .await
+        .expect("create queue");
+    let queue_url = queue.queue_url().unwrap().to_string();
+    let attrs = sqs
+        .get_queue_attributes()
+        .queue_url(&queue_url)
+        .attribute_names(QueueAttributeName::QueueArn)
+        .send()
+        .await
+        .expect("queue attributes");
+    let queue_arn = attrs.attributes().unwrap()[&QueueAttributeName::QueueArn].clone();
+    sns.subscribe()
+        .topic_arn(&topic_arn)
+        .protocol("sqs")
+        .endpoint(queue_arn)
+        .send()
+        .await
+        .expect("subscribe");
+    (topic_arn, queue_url)
+}
+
+/// The SNS envelopes (JSON) waiting on a queue.
+pub async fn receive(conf: &aws_config::SdkConfig, queue_url: &str) -> Vec<Value> {
+    let sqs = aws_sdk_sqs::Client::new(conf);
+    let out = sqs
+        .receive_message()
+        .queue_url(queue_url)
+        .max_number_of_messages(10)
+        .wait_time_seconds(5)
+        .send()
+        .await
+        .expect("receive");
+    out.messages()
+        .iter()
+        .map(|m| serde_json::from_str(m.body().unwrap()).expect("SNS envelope JSON"))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cli_on_glue_and_s3_matches_local_writes_s3_and_alerts_sns() {
+    let conf = moto::sdk_config().await;
+    let dir = tempfile::tempdir().unwrap();
+    let planted = moto::sample(dir.path());
+    let bucket = moto::unique("gr-cli");
+    let db = moto::unique("gr_cli").replace('-', "_");
+    let config = moto::sample_on_aws(&conf, dir.path(), &bucket, &db).await;
+    let aws_toml = dir.path().join("aws.toml");
+    std::fs::write(&aws_toml, config).unwrap();
+    let (topic_arn, queue_url) = topic_with_queue(&conf, &moto::unique("gr-cli-alerts")).await;
+
+    let local_out = dir.path().join("local-out");
+    let (local_code, local) = run_cli(
+        &[
+            "run",
+            "--config",
+            dir.path().join("recon.toml").to_str().unwrap(),
+            "--out",
+            local_out.to_str().unwrap(),
+            "--json",
+        ],
+        &[],
+    );
+    let root = format!("s3://{bucket}/reports");
+    let (code, report) = run_cli(
+        &[
+            "run",
+            "--config",
+            aws_toml.to_str().unwrap(),
+            "--out",
+            &root,
+            "--json",
+            "--sns-topic",
+            &topic_arn,
+        ],
+        &moto::child_env(),
+    );
+
+    assert_eq!(code, local_code, "exit codes differ");
+    assert_eq!(code, 1, "planted differences must FAIL");
+    assert_eq!(
+        report["totals"], local["totals"],
+        "S3/Glue totals differ from local"
+    );
+    assert_eq!(report["status"], local["status"]);
+    assert_eq!(report["complete"], Value::Bool(true));
+    assert_eq!(
+        report["totals"]["missing_in_target"].as_u64().unwrap(),
+        planted.missing_in_target
+    );
+    assert_eq!(
+        report["totals"]["extra_in_target"].as_u64().unwrap(),
+        planted.extra_in_target
+    );
+    let partitions = |r: &Value| -> Vec<(String, Value)> {
+        r["partitions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                (
+                    p["partition"].as_str().unwrap().to_string(),
+                    p["totals"].clone(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(partitions(&report), partitions(&local));
+    assert_eq!(report["target"], format!("glue://{db}/target"));
+
+    let run_id = report["run_id"].as_str().unwrap();
+    let s3 = moto::s3(&conf);
+    let prefix = format!("reports/orders/{run_id}/");
+    let mut written = moto::keys(&s3, &bucket, &prefix).await;
+    written.sort();
+    for name in ["diffs.parquet", "report.html", "report.json"] {
+        assert!(
+            written.contains(&format!("{prefix}{name}")),
+            "{name} not in {written:?}"
+        );
+    }
+    let stored: Value =
+        serde_json::from_slice(&moto::get(&s3, &bucket, &format!("{prefix}report.json")).await)
+            .unwrap();
+    assert_eq!(stored["totals"], report["totals"]);
+
+    let messages = receive(&conf, &queue_url).await;
+    assert_eq!(messages.len(), 1, "one alert expected: {messages:?}");
+    let m = &messages[0];
+    let subject = m["Subject"].as_str().unwrap();
+    assert!(subject.starts_with("glue-recon FAIL: orders"), "{subject}");
+    assert!(subject.len() <= 100 && !subject.contains('\n'), "{subject}");
+    let body = m["Message"].as_str().unwrap();
+    assert!(
+        body.starts_with("glue-recon reconciliation: FAIL"),
+        "{body}"
+    );
+    assert!(
+        body.contains(&format!("report: {root}/orders/{run_id}/report.json")),
+        "{body}"
+    );
+    assert!(
+        body.contains(&format!("html:   {root}/orders/{run_id}/report.html")),
+        "{body}"
+    );
+    assert!(body.contains("MISSING_IN_TARGET"), "{body}");
+    assert!(
+        !body.contains('@'),
+        "masked e-mail values must not appear: {body}"
+    );
+    assert_eq!(m["MessageAttributes"]["status"]["Value"], "FAIL");
+    assert_eq!(m["MessageAttributes"]["pair"]["Value"], "orders");
+}

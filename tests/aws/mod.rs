@@ -1,0 +1,8 @@
+//! Tests of the S3, Glue and SNS adapters, the CLI on AWS and the Lambda pipeline
+//! steps, against a real moto server (`GLUE_RECON_MOTO_ENDPOINT`, started by
+//! scripts/test.sh). Without the variable these tests fail; they never skip.
+
+mod bad_input;
+mod cli;
+mod moto;
+mod pipeline;
