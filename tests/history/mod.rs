@@ -2,8 +2,10 @@
 //! ledger on S3 (moto). Runs go through the real `glue-recon` binary where the CLI is
 //! under test, and through the library where S3 is.
 
+mod alert;
 mod browser;
 mod ledger;
+mod s3;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1,0 +1,93 @@
+//! The ledger, drift and dashboard with the reports on S3 (a moto server; scripts/test.sh
+//! sets GLUE_RECON_MOTO_ENDPOINT). Without the endpoint the test fails.
+
+use std::sync::Arc;
+
+use glue_recon::aws::s3::S3Store;
+use glue_recon::config::Config;
+use glue_recon::history::{apply_drift, load_history, record_run};
+use glue_recon::ledger::read_ledger;
+use glue_recon::runner::{RunOptions, run_pair_full, write_report};
+use glue_recon::storage::Storage;
+
+use super::ledger::assert_rows_match;
+use super::{sample, two_pair_config};
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ledger_and_dashboard_on_moto_s3() {
+    let endpoint = std::env::var("GLUE_RECON_MOTO_ENDPOINT")
+        .expect("GLUE_RECON_MOTO_ENDPOINT is not set: run the tests with scripts/test.sh");
+    let conf = aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .endpoint_url(&endpoint)
+        .region(aws_config::Region::new("us-east-1"))
+        .load()
+        .await;
+    let s3 = aws_sdk_s3::Client::from_conf(
+        aws_sdk_s3::config::Builder::from(&conf)
+            .force_path_style(true)
+            .build(),
+    );
+    let bucket = format!("history-{}", std::process::id());
+    s3.create_bucket().bucket(&bucket).send().await.unwrap();
+    let storage = Storage::with_s3(Arc::new(S3Store::from_conf(&conf)));
+    let root = format!("s3://{bucket}/recon");
+
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    sample(&dir.join("a"), 21, 0.0);
+    sample(&dir.join("b"), 22, 0.002);
+    let config = Config::from_file(&two_pair_config(dir)).unwrap();
+
+    let mut all = Vec::new();
+    for day in 0..3 {
+        if day == 2 {
+            sample(&dir.join("a"), 23, 0.002);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1100));
+        let mut opts = RunOptions::local();
+        opts.storage = storage.clone();
+        let (history, problems) = load_history(&storage, &root).await.unwrap();
+        assert!(problems.is_empty(), "{problems:?}");
+        let (mut reports, mut locations) = (Vec::new(), Vec::new());
+        for pair in &config.pairs {
+            let mut run = run_pair_full(pair, &config.defaults, &opts).await.unwrap();
+            apply_drift(&config, &history, &mut run.report);
+            locations.push(write_report(&storage, &root, &run).await.unwrap());
+            reports.push(run.report);
+        }
+        let recorded = record_run(&storage, &root, &reports, &locations)
+            .await
+            .unwrap();
+        assert!(
+            recorded
+                .ledger_uri
+                .starts_with(&format!("{root}/ledger/run_date="))
+        );
+        assert_eq!(
+            recorded.dashboard.index,
+            format!("{root}/dashboard/index.html")
+        );
+        all.extend(reports);
+    }
+
+    let ledger = read_ledger(&storage, &root).await.unwrap();
+    assert!(ledger.problems.is_empty(), "{:?}", ledger.problems);
+    for r in &all {
+        assert_rows_match(&ledger.rows, r);
+    }
+    let alpha = all.iter().rev().find(|r| r.pair == "alpha").unwrap();
+    assert!(alpha.drift.as_ref().unwrap().detected);
+    let beta = all.iter().rev().find(|r| r.pair == "beta").unwrap();
+    assert!(!beta.drift.as_ref().unwrap().detected);
+
+    // The dashboard on S3 links relatively to the reports beside it.
+    let html = storage
+        .for_uri(&root)
+        .unwrap()
+        .get(&format!("{root}/dashboard/index.html"))
+        .await
+        .unwrap();
+    let html = String::from_utf8_lossy(&html);
+    assert!(html.contains(&format!("href=\"../alpha/{}/report.html\"", alpha.run_id)));
+    assert!(!html.contains("s3://"), "links must be relative");
+}
