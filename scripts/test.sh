@@ -22,4 +22,13 @@ export AWS_REGION=us-east-1 AWS_DEFAULT_REGION=us-east-1 AWS_EC2_METADATA_DISABL
 export RUST_BACKTRACE=${RUST_BACKTRACE:-1}
 
 echo "test: GLUE_RECON_MOTO_ENDPOINT=$GLUE_RECON_MOTO_ENDPOINT"
-cargo test --workspace "$@"
+mkdir -p target
+set +e
+cargo test --workspace "$@" 2>&1 | tee target/cargo-test.log
+status=${PIPESTATUS[0]}
+set -e
+# One closing line with the totals of every test binary (CI reads it).
+count() { grep -oE "test result: [A-Za-z]+\. [0-9]+ passed; [0-9]+ failed" target/cargo-test.log \
+  | grep -oE "[0-9]+ $1" | awk '{s += $1} END {print s + 0}'; }
+echo "tests: $(count passed) passed, $(count failed) failed" | tee target/test-summary.txt
+exit "$status"

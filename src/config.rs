@@ -172,8 +172,10 @@ impl ColumnOptions {
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Thresholds {
-    /// Above these, FAIL. Default: any finding fails.
-    #[serde(default = "Limits::zero")]
+    /// Above these, FAIL. A kind the table does not name fails on any finding
+    /// (write `"unlimited"` to never fail on it), so a partial table cannot turn a
+    /// missing row into a silent PASS.
+    #[serde(default = "Limits::zero", deserialize_with = "fail_limits")]
     pub fail: Limits,
     /// Above these (and not above `fail`), WARN. Default: no warn band.
     #[serde(default)]
@@ -227,6 +229,19 @@ pub struct Limits {
     pub null_key: Option<Limit>,
 }
 
+/// Read `[thresholds.fail]`: kinds it does not name fail on any finding.
+fn fail_limits<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Limits, D::Error> {
+    let named = Limits::deserialize(d)?;
+    let zero = || Some(Limit::Count(0));
+    Ok(Limits {
+        missing_in_target: named.missing_in_target.or_else(zero),
+        extra_in_target: named.extra_in_target.or_else(zero),
+        mismatch: named.mismatch.or_else(zero),
+        duplicate_key: named.duplicate_key.or_else(zero),
+        null_key: named.null_key.or_else(zero),
+    })
+}
+
 impl Limits {
     fn zero() -> Self {
         let zero = Some(Limit::Count(0));
@@ -247,6 +262,8 @@ pub enum Limit {
     Count(u64),
     /// At most this percentage of the source rows.
     Percent(f64),
+    /// No limit (`"unlimited"`).
+    Unlimited,
 }
 
 impl Limit {
@@ -262,6 +279,7 @@ impl Limit {
                 };
                 rate > *pct
             }
+            Limit::Unlimited => false,
         }
     }
 }
@@ -271,6 +289,7 @@ impl std::fmt::Display for Limit {
         match self {
             Limit::Count(n) => write!(f, "{n}"),
             Limit::Percent(p) => write!(f, "{p}%"),
+            Limit::Unlimited => f.write_str("unlimited"),
         }
     }
 }
@@ -281,7 +300,7 @@ impl Serialize for Limit {
     fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         match self {
             Limit::Count(n) => s.serialize_u64(*n),
-            Limit::Percent(_) => s.serialize_str(&self.to_string()),
+            Limit::Percent(_) | Limit::Unlimited => s.serialize_str(&self.to_string()),
         }
     }
 }
@@ -298,6 +317,7 @@ impl<'de> Deserialize<'de> for Limit {
             serde::de::Error::custom("expected a count (e.g. 10) or a percentage (e.g. \"0.5%\")")
         })? {
             Raw::Count(n) => Ok(Limit::Count(n)),
+            Raw::Text(s) if s.trim().eq_ignore_ascii_case("unlimited") => Ok(Limit::Unlimited),
             Raw::Text(s) => s
                 .trim()
                 .strip_suffix('%')
@@ -534,6 +554,20 @@ key = ["id"]
         let json = serde_json::to_string(pair).unwrap();
         let back: PairConfig = serde_json::from_str(&json).unwrap();
         assert_eq!(&back, pair);
+    }
+
+    #[test]
+    fn partial_fail_table_keeps_failing_on_unnamed_kinds() {
+        let text = format!(
+            "{MINIMAL}[pair.thresholds.fail]\nmismatch = \"0.1%\"\nnull_key = \"unlimited\"\n"
+        );
+        let c = Config::parse(&text, "t").unwrap();
+        let fail = &c.pairs[0].thresholds.fail;
+        assert_eq!(fail.missing_in_target, Some(Limit::Count(0)));
+        assert_eq!(fail.mismatch, Some(Limit::Percent(0.1)));
+        assert!(!fail.null_key.as_ref().unwrap().exceeded(1_000, 10));
+        let json = serde_json::to_string(fail).unwrap();
+        assert!(json.contains("\"unlimited\""), "{json}");
     }
 
     #[test]

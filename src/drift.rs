@@ -80,6 +80,7 @@ fn beyond(band: &Limit, baseline: f64, current: f64, relative: bool) -> bool {
             }
         }
         Limit::Percent(p) => delta > *p,
+        Limit::Unlimited => false,
     }
 }
 
@@ -138,6 +139,7 @@ pub fn check(
     let rate_band = match band {
         Limit::Count(_) => beyond(band, d.baseline_findings, findings as f64, false),
         Limit::Percent(_) => beyond(band, d.baseline_finding_rate, rate, false),
+        Limit::Unlimited => false,
     };
     if rate_band {
         d.reasons.push(format!(

@@ -131,12 +131,16 @@ async fn table_schema(
 /// Resolve both tables, build the plan and align partitions.
 pub async fn prepare_pair(pair: &PairConfig, opts: &RunOptions) -> Result<PreparedPair> {
     let filter = pair.partition_filter.as_deref();
-    let (source, target) = futures::try_join!(
+    // Both sides are resolved at once; a source error is reported before a target
+    // error so the message does not depend on which request finished first.
+    let (source, target) = futures::join!(
         resolve_table(opts, &pair.source, filter),
         resolve_table(opts, &pair.target, filter)
-    )?;
+    );
+    let (source, target) = (source?, target?);
     let (s_schema, t_schema) =
-        futures::try_join!(table_schema(opts, &source), table_schema(opts, &target))?;
+        futures::join!(table_schema(opts, &source), table_schema(opts, &target));
+    let (s_schema, t_schema) = (s_schema?, t_schema?);
     let plan = ComparePlan::build(pair, &s_schema, &t_schema)?;
     let mut items = align(&pair.name, &source, &target);
     if let Some(wanted) = &opts.partitions {
