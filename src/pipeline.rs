@@ -22,7 +22,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::alert::Alert;
-use crate::config::{Config, PairConfig};
+use crate::config::{Config, Defaults, PairConfig};
 use crate::error::{ReconError, Result};
 use crate::partial::{ItemError, PARTIAL_SCHEMA_VERSION, PartialDiff, Totals};
 use crate::plan::ComparePlan;
@@ -154,6 +154,9 @@ pub struct PairPlan {
     pub started_at: String,
     /// The pair's config.
     pub pair: PairConfig,
+    /// The config's shared settings (drift baseline and band for the merge).
+    #[serde(default)]
+    pub defaults: Defaults,
     /// Samples per finding kind.
     pub sample_limit: usize,
     /// The compare plan.
@@ -431,6 +434,7 @@ impl Pipeline {
                 trigger: trigger.clone(),
                 started_at: started_at.clone(),
                 pair: (*pair).clone(),
+                defaults: config.defaults.clone(),
                 sample_limit: pair.sample_limit(&config.defaults),
                 plan: prepared.plan,
             };
@@ -508,6 +512,13 @@ impl Pipeline {
         for item in &manifest {
             by_pair.entry(&item.item.pair).or_default().push(item);
         }
+        // The pair's own history (the ledger under the bucket root) for drift.
+        let root = self.uri("");
+        let root = root.trim_end_matches('/').to_string();
+        let (history, problems) = crate::history::load_history(&self.storage, &root).await?;
+        for p in &problems {
+            tracing::warn!(problem = ?p, "ledger object skipped");
+        }
         let mut written: Vec<(Report, ReportLocation)> = Vec::new();
         for (pair, items) in by_pair {
             let plan = self.read_plan(&input.run_id, pair).await?;
@@ -526,19 +537,30 @@ impl Pipeline {
                 trigger: plan.trigger.clone(),
                 started_at: plan.started_at.clone(),
             };
-            let report = build_report(
+            let mut report = build_report(
                 &meta,
                 &plan.pair,
                 plan.sample_limit,
                 plan.plan.schema.clone(),
                 partials.clone(),
             );
+            let config = Config {
+                defaults: plan.defaults.clone(),
+                pairs: vec![plan.pair.clone()],
+            };
+            crate::history::apply_drift(&config, &history, &mut report);
             let run = PairRun { report, partials };
             let loc = write_report(&self.storage, &self.uri("reports"), &run).await?;
             written.push((run.report, loc));
         }
+        // Append the ledger and regenerate the dashboard: every run is recorded once
+        // (a retried merge writes the same ledger key).
+        let (all_reports, all_locations): (Vec<Report>, Vec<ReportLocation>) =
+            written.iter().cloned().unzip();
+        let recorded =
+            crate::history::record_run(&self.storage, &root, &all_reports, &all_locations).await?;
         let refs: Vec<(&Report, &ReportLocation)> = written.iter().map(|(r, l)| (r, l)).collect();
-        let alert = Alert::for_reports(&refs);
+        let alert = Alert::for_reports(&refs).with_dashboard(&recorded.dashboard.index);
         let reports: Vec<PairOutcome> = written
             .iter()
             .map(|(r, l)| PairOutcome {

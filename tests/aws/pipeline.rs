@@ -104,6 +104,19 @@ async fn lookup_hash_merge_on_moto_match_a_local_run() {
     assert_eq!(merged.alert.attributes.status, local.status.to_string());
     assert_eq!(merged.alert.attributes.pair, "orders");
     assert!(merged.alert.message.contains(&merged.html_uri));
+    // The merge recorded the run: one ledger object and the regenerated dashboard.
+    let ledger_key = format!(
+        "ledger/run_date={}/{}.parquet",
+        &report.started_at[..10],
+        out.run_id
+    );
+    assert!(
+        !moto::get(&s3, &bucket, &ledger_key).await.is_empty(),
+        "{ledger_key}"
+    );
+    let dashboard = moto::get(&s3, &bucket, "dashboard/index.html").await;
+    assert!(String::from_utf8_lossy(&dashboard).contains("orders"));
+    assert!(merged.alert.message.contains("dashboard/index.html"));
     let merged_json = serde_json::to_value(&merged).unwrap();
     for field in [
         "run_id",
