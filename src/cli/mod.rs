@@ -248,7 +248,7 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             note,
             out,
         } => {
-            let storage = RunOptions::local().storage;
+            let storage = storage_for(&out).await;
             let req = glue_recon::resolution::ResolveRequest {
                 pair,
                 run_id: run,
@@ -271,7 +271,7 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Dashboard { out } => {
-            let storage = RunOptions::local().storage;
+            let storage = storage_for(&out).await;
             let dash = glue_recon::dashboard::write_dashboard(&storage, &out).await?;
             print_dashboard(&dash);
             Ok(ExitCode::SUCCESS)
@@ -285,6 +285,15 @@ fn print_dashboard(d: &glue_recon::dashboard::DashboardOutput) {
     }
     println!("open findings: {}", d.open);
     println!("dashboard: {}", d.index);
+}
+
+/// Local storage, with S3 added when the report root is on S3.
+async fn storage_for(root: &str) -> glue_recon::storage::Storage {
+    if glue_recon::aws::is_aws_location([root]) {
+        glue_recon::aws::storage(&glue_recon::aws::load_config().await)
+    } else {
+        RunOptions::local().storage
+    }
 }
 
 async fn run_pairs(

@@ -90,4 +90,25 @@ async fn ledger_and_dashboard_on_moto_s3() {
     let html = String::from_utf8_lossy(&html);
     assert!(html.contains(&format!("href=\"../alpha/{}/report.html\"", alpha.run_id)));
     assert!(!html.contains("s3://"), "links must be relative");
+
+    // `glue-recon dashboard` regenerates it on S3 on demand.
+    let index = format!("{root}/dashboard/index.html");
+    storage
+        .for_uri(&root)
+        .unwrap()
+        .put(&index, bytes::Bytes::from_static(b"stale"))
+        .await
+        .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_glue-recon"))
+        .args(["dashboard", "--out", &root])
+        .env("AWS_ENDPOINT_URL", &endpoint)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let regenerated = storage.for_uri(&root).unwrap().get(&index).await.unwrap();
+    assert!(String::from_utf8_lossy(&regenerated).contains("alpha"));
 }
