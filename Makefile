@@ -26,9 +26,11 @@ build: ## Build the release binary (target/release/glue-recon)
 
 demo: ## Reconcile sample data twice (a clean day, then a day with planted problems) and build the dashboard
 	cargo build --release --quiet --bin glue-recon
+	rm -rf demo-data/reports
 	$(BIN) sample-data --out demo-data --clean
 	@$(BIN) run --config demo-data/recon.toml --out demo-data/reports \
 	  || { rc=$$?; echo "demo: glue-recon could not run the clean day (exit $$rc)" >&2; exit $$rc; }
+	@sleep 1 # run ids and ledger order have one-second resolution
 	$(BIN) sample-data --out demo-data
 	@rc=0; $(BIN) run --config demo-data/recon.toml --out demo-data/reports || rc=$$?; \
 	  if [ $$rc -gt 1 ]; then echo "demo: glue-recon could not run (exit $$rc)" >&2; exit $$rc; fi; \

@@ -136,9 +136,16 @@ pub fn check(
             }
         ));
     }
+    // Findings only drift upwards: fewer findings than the baseline is a fix, not
+    // an alarm. (Row counts drift both ways.)
     let rate_band = match band {
-        Limit::Count(_) => beyond(band, d.baseline_findings, findings as f64, false),
-        Limit::Percent(_) => beyond(band, d.baseline_finding_rate, rate, false),
+        Limit::Count(_) => {
+            findings as f64 > d.baseline_findings
+                && beyond(band, d.baseline_findings, findings as f64, false)
+        }
+        Limit::Percent(_) => {
+            rate > d.baseline_finding_rate && beyond(band, d.baseline_finding_rate, rate, false)
+        }
         Limit::Unlimited => false,
     };
     if rate_band {
@@ -178,4 +185,69 @@ pub fn apply(report: &mut Report, history: &[LedgerRun], baseline_runs: usize, b
         report.reasons.push(d.summary());
     }
     report.drift = Some(d);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::partial::{PARTIAL_SCHEMA_VERSION, PartialDiff, Totals};
+    use crate::report::{RunMeta, build_report};
+    use crate::table::Presence;
+
+    fn report(mismatch: u64) -> Report {
+        let pair = Config::parse(
+            "[[pair]]\nname='p'\nsource='s'\ntarget='t'\nkey=['id']\n",
+            "t",
+        )
+        .unwrap()
+        .pairs
+        .remove(0);
+        let meta = RunMeta {
+            run_id: "now".into(),
+            trigger: "on-demand".into(),
+            started_at: "2026-01-02T00:00:00Z".into(),
+        };
+        let partial = PartialDiff {
+            schema_version: PARTIAL_SCHEMA_VERSION,
+            pair: "p".into(),
+            item_id: "i".into(),
+            partition: "*".into(),
+            presence: Presence::Both,
+            error: None,
+            totals: Totals {
+                source_rows: 1000,
+                target_rows: 1000,
+                mismatch,
+                ..Totals::default()
+            },
+            column_mismatches: Default::default(),
+            findings: Vec::new(),
+        };
+        build_report(&meta, &pair, 5, Default::default(), vec![partial])
+    }
+
+    fn earlier(findings: u64) -> LedgerRun {
+        LedgerRun {
+            run_id: "before".into(),
+            run_time: "2026-01-01T00:00:00Z".into(),
+            pair: "p".into(),
+            status: "FAIL".into(),
+            complete: true,
+            drift: None,
+            report_uri: "r".into(),
+            source_rows: 1000,
+            target_rows: 1000,
+            findings,
+            failed_partitions: 0,
+            partitions: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn fewer_findings_than_the_baseline_is_not_drift() {
+        let band = Limit::Percent(0.5);
+        assert!(!check(&report(1), &[earlier(100)], 7, &band).detected);
+        assert!(check(&report(100), &[earlier(1)], 7, &band).detected);
+    }
 }
