@@ -109,6 +109,20 @@ pub struct SchemaDiff {
 }
 
 impl SchemaDiff {
+    /// The drift in one line: columns only on one side and incompatible type changes.
+    pub fn describe(&self) -> String {
+        format!(
+            "only in source {:?}, only in target {:?}, type changes {:?}",
+            self.only_in_source,
+            self.only_in_target,
+            self.type_changes
+                .iter()
+                .filter(|t| !t.compatible)
+                .map(|t| format!("{}: {} -> {}", t.column, t.source, t.target))
+                .collect::<Vec<_>>()
+        )
+    }
+
     /// Whether the schema drifted: a column appeared or disappeared, or a type
     /// changed family.
     pub fn drifted(&self) -> bool {
@@ -304,15 +318,8 @@ impl ComparePlan {
             .collect();
         if pair.require_same_schema && schema.drifted() {
             return Err(mismatch(format!(
-                "schemas differ and require_same_schema is set: only in source {:?}, only in target {:?}, type changes {:?}",
-                schema.only_in_source,
-                schema.only_in_target,
-                schema
-                    .type_changes
-                    .iter()
-                    .filter(|t| !t.compatible)
-                    .map(|t| format!("{}: {} -> {}", t.column, t.source, t.target))
-                    .collect::<Vec<_>>()
+                "schemas differ and require_same_schema is set: {}",
+                schema.describe()
             )));
         }
         Ok(ComparePlan {

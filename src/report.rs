@@ -239,17 +239,7 @@ pub fn build_report(
         }
     }
     if schema.drifted() {
-        let what = format!(
-            "schema drift: only in source {:?}, only in target {:?}, type changes {:?}",
-            schema.only_in_source,
-            schema.only_in_target,
-            schema
-                .type_changes
-                .iter()
-                .filter(|t| !t.compatible)
-                .map(|t| format!("{}: {} -> {}", t.column, t.source, t.target))
-                .collect::<Vec<_>>()
-        );
+        let what = format!("schema drift: {}", schema.describe());
         match pair.thresholds.schema_drift {
             DriftAction::Fail => {
                 status = Status::Fail;
