@@ -1,5 +1,14 @@
 //! Argument parsing and the subcommands.
 
+/// `println!` for the CLI's output: a closed pipe (`glue-recon ... | head`) ends the
+/// output quietly instead of panicking; the exit code still tells the verdict.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
 mod progress;
 mod summary;
 
@@ -222,14 +231,14 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             };
             let planted =
                 tokio::task::spawn_blocking(move || glue_recon::sample::generate(&spec)).await??;
-            println!(
+            out!(
                 "wrote {} source and {} target rows to {}/source and {}/target",
                 planted.source_rows,
                 planted.target_rows,
                 out.display(),
                 out.display()
             );
-            println!(
+            out!(
                 "planted: {} missing, {} extra, {} mismatched, {} duplicate, {} NULL keys",
                 planted.missing_in_target,
                 planted.extra_in_target,
@@ -237,7 +246,7 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
                 planted.duplicate_key_target,
                 planted.null_key_target
             );
-            println!("config: {}", out.join("recon.toml").display());
+            out!("config: {}", out.join("recon.toml").display());
             Ok(ExitCode::SUCCESS)
         }
         Command::Resolve {
@@ -257,7 +266,7 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
                 note,
             };
             let (record, uri) = glue_recon::resolution::resolve(&storage, &out, &req).await?;
-            println!(
+            out!(
                 "resolved {} finding(s) of {} run {} (open since {}, {})",
                 record.findings,
                 record.pair,
@@ -265,7 +274,7 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
                 record.open_since,
                 glue_recon::dashboard::duration(record.time_to_resolve_seconds)
             );
-            println!("record: {uri}");
+            out!("record: {uri}");
             let dash = glue_recon::dashboard::write_dashboard(&storage, &out).await?;
             print_dashboard(&dash);
             Ok(ExitCode::SUCCESS)
@@ -283,8 +292,8 @@ fn print_dashboard(d: &glue_recon::dashboard::DashboardOutput) {
     for p in &d.problems {
         eprintln!("warning: skipped history object {}: {}", p.uri, p.error);
     }
-    println!("open findings: {}", d.open);
-    println!("dashboard: {}", d.index);
+    out!("open findings: {}", d.open);
+    out!("dashboard: {}", d.index);
 }
 
 /// Local storage, with S3 added when the report root is on S3.
@@ -365,7 +374,7 @@ async fn run_pairs(
     if !reports.is_empty() {
         let recorded = record_run(&opts.storage, &root, &reports, &locations).await?;
         if !output.quiet && !output.json {
-            println!("ledger: {}", recorded.ledger_uri);
+            out!("ledger: {}", recorded.ledger_uri);
             print_dashboard(&recorded.dashboard);
         }
         dashboard = Some(recorded.dashboard.index);
@@ -376,7 +385,7 @@ async fn run_pairs(
         if let Some(d) = &dashboard {
             alert = alert.with_dashboard(d);
         }
-        println!("\nalert: {}\n{}", alert.subject, alert.message.trim_end());
+        out!("\nalert: {}\n{}", alert.subject, alert.message.trim_end());
     }
     if let (Some(topic), Some(conf)) = (&sns_topic, &aws)
         && worst != Status::Pass
@@ -386,7 +395,7 @@ async fn run_pairs(
         let publisher = glue_recon::aws::sns::SnsPublisher::from_conf(conf, topic);
         let id = publisher.publish(&alert).await?;
         if !output.quiet && !output.json {
-            println!("alert: published to {topic} (message {id})");
+            out!("alert: published to {topic} (message {id})");
         }
     }
     if output.json {
@@ -395,7 +404,7 @@ async fn run_pairs(
         } else {
             serde_json::to_string_pretty(&reports)?
         };
-        println!("{json}");
+        out!("{json}");
     }
     Ok(if failed_to_run {
         ExitCode::from(2)

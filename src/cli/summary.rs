@@ -7,7 +7,7 @@ use glue_recon::runner::ReportLocation;
 /// Print the verdict, the counts, the top columns and where the report is.
 pub fn print(r: &Report, loc: &ReportLocation) {
     let t = &r.totals;
-    println!(
+    out!(
         "{} {}{}  ({} source rows, {} target rows, {} partitions)",
         r.status,
         r.pair,
@@ -17,12 +17,12 @@ pub fn print(r: &Report, loc: &ReportLocation) {
         r.partitions.len()
     );
     for reason in &r.reasons {
-        println!("  - {reason}");
+        out!("  - {reason}");
     }
-    println!("  {:<20} {:>12}", "finding", "keys");
-    println!("  {:<20} {:>12}", "matched", t.matched);
+    out!("  {:<20} {:>12}", "finding", "keys");
+    out!("  {:<20} {:>12}", "matched", t.matched);
     for kind in FindingKind::ALL {
-        println!("  {:<20} {:>12}", kind.as_str(), t.of(kind));
+        out!("  {:<20} {:>12}", kind.as_str(), t.of(kind));
     }
     if !r.columns.is_empty() {
         let top: Vec<String> = r
@@ -31,12 +31,12 @@ pub fn print(r: &Report, loc: &ReportLocation) {
             .take(5)
             .map(|c| format!("{} ({})", c.column, c.mismatch))
             .collect();
-        println!("  columns that differ most: {}", top.join(", "));
+        out!("  columns that differ most: {}", top.join(", "));
     }
     for p in r.partitions.iter().filter(|p| p.error.is_some()) {
         if let Some(e) = &p.error {
-            println!("  partition {} not reconciled: {}", p.partition, e.message);
+            out!("  partition {} not reconciled: {}", p.partition, e.message);
         }
     }
-    println!("  report: {}", loc.html);
+    out!("  report: {}", loc.html);
 }

@@ -261,3 +261,35 @@ fn sample_data_subcommand_clean_tables_pass() {
     assert!(out.stdout.starts_with("PASS orders"), "{out:#?}");
     assert!(Path::new(&lab.path("demo/target")).is_dir());
 }
+
+/// Regression: `glue-recon ... | head` panicked ("failed printing to stdout: Broken
+/// pipe") once the reader closed the pipe. The output now ends quietly and the exit
+/// code still carries the verdict.
+#[test]
+fn a_closed_stdout_pipe_is_not_a_panic() {
+    use std::io::Read;
+    // 3,000 missing keys with samples of all of them: far more JSON than a pipe buffers.
+    let n = 3000;
+    let lab = Lab::with(&batch(vec![("id", ids(n))]), &batch(vec![("id", ids(0))]));
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_glue-recon"))
+        .args([
+            "diff",
+            &lab.loc("source"),
+            &lab.loc("target"),
+            "--key",
+            "id",
+        ])
+        .args(["--json", "--sample-limit", "3000", "--out", &lab.loc("out")])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 16];
+    stdout.read_exact(&mut first).unwrap();
+    drop(stdout);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+}
