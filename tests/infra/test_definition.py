@@ -13,6 +13,7 @@ cfn-lint brings) and under pytest.
 """
 
 from __future__ import annotations
+from runner import run_tests
 
 import json
 import re
@@ -405,20 +406,5 @@ def test_function_environment_follows_the_contract():
 # ------------------------------------------------------------------- runner
 
 
-def main() -> int:
-    tests = [(n, f) for n, f in sorted(globals().items()) if n.startswith("test_") and callable(f)]
-    failed = 0
-    for name, fn in tests:
-        try:
-            fn()
-        except Exception as exc:  # noqa: BLE001 - report every failure, keep going
-            failed += 1
-            print(f"FAIL {name}: {type(exc).__name__}: {exc}")
-        else:
-            print(f"ok   {name}")
-    print(f"{len(tests) - failed} passed, {failed} failed")
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_tests(globals()))

@@ -13,6 +13,7 @@ Runs with plain `python3 tests/infra/test_event_pattern.py` (needs moto and boto
 """
 
 from __future__ import annotations
+from runner import run_tests
 
 import copy
 import json
@@ -113,20 +114,5 @@ def test_the_rule_targets_the_trigger_function_with_retries_and_a_dead_letter_qu
     assert permission["SourceArn"] == {"Fn::GetAtt": "GlueJobSucceededRule.Arn"}, "scope the permission to the rule"
 
 
-def main() -> int:
-    tests = [(n, f) for n, f in globals().items() if n.startswith("test_") and callable(f)]
-    failed = 0
-    for name, fn in tests:
-        try:
-            fn()
-        except Exception as exc:  # noqa: BLE001 - report every failure, keep going
-            failed += 1
-            print(f"FAIL {name}: {type(exc).__name__}: {exc}")
-        else:
-            print(f"ok   {name}")
-    print(f"{len(tests) - failed} passed, {failed} failed")
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_tests(globals()))

@@ -19,6 +19,7 @@ a state machine that ran a Distributed Map, 5.2.5 can). Runs with plain
 """
 
 from __future__ import annotations
+from runner import run_tests
 
 import json
 import os
@@ -441,24 +442,5 @@ def teardown_module(module=None):
         _HARNESS = None
 
 
-def main() -> int:
-    tests = [(n, f) for n, f in globals().items() if n.startswith("test_") and callable(f)]
-    failed = 0
-    try:
-        for name, fn in tests:
-            started = time.monotonic()
-            try:
-                fn()
-            except Exception as exc:  # noqa: BLE001 - report every failure, keep going
-                failed += 1
-                print(f"FAIL {name}: {type(exc).__name__}: {exc}")
-            else:
-                print(f"ok   {name} ({time.monotonic() - started:.1f} s)")
-    finally:
-        teardown_module()
-    print(f"{len(tests) - failed} passed, {failed} failed")
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_tests(globals(), teardown=teardown_module))

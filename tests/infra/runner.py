@@ -1,0 +1,25 @@
+"""The plain test runner of the infra checks: runs every `test_*` function of a module,
+reports each, keeps going after a failure, and closes with `N passed, M failed`."""
+
+import time
+
+
+def run_tests(namespace: dict, teardown=None) -> int:
+    """Run the `test_*` callables of `namespace` (a module's globals()); 1 if any failed."""
+    tests = [(n, f) for n, f in list(namespace.items()) if n.startswith("test_") and callable(f)]
+    failed = 0
+    try:
+        for name, fn in tests:
+            started = time.monotonic()
+            try:
+                fn()
+            except Exception as exc:  # noqa: BLE001 - report every failure, keep going
+                failed += 1
+                print(f"FAIL {name}: {type(exc).__name__}: {exc}")
+            else:
+                print(f"ok   {name} ({time.monotonic() - started:.1f} s)")
+    finally:
+        if teardown is not None:
+            teardown()
+    print(f"{len(tests) - failed} passed, {failed} failed")
+    return 1 if failed else 0
