@@ -285,7 +285,9 @@ impl ItemRunner {
         sides: &[(Side, Vec<Arc<OpenedFile>>); 2],
         candidates: &[Candidate],
     ) -> Result<[HashMap<RowLoc, RowValues>; 2]> {
-        let mut out = [HashMap::new(), HashMap::new()];
+        // One read per (side, file), each its own task so both sides and all files
+        // decode on every core.
+        let mut reads = Vec::new();
         for (slot, (side, files)) in sides.iter().enumerate() {
             let mut per_file: BTreeMap<u32, Vec<u64>> = BTreeMap::new();
             for c in candidates {
@@ -296,27 +298,32 @@ impl ItemRunner {
                 };
                 per_file.entry(loc.file).or_default().push(loc.row);
             }
-            let reads = futures::stream::iter(per_file.into_iter().map(|(file_no, mut rows)| {
+            for (file_no, mut rows) in per_file {
                 rows.sort_unstable();
                 rows.dedup();
                 let f = files[file_no as usize].clone();
                 let plan = self.plan.clone();
                 let storage = self.storage.clone();
                 let side = *side;
-                async move {
+                reads.push(async move {
                     let store = storage.for_uri(&f.file.file.uri)?;
                     let rows = read_rows(store.as_ref(), &plan, side, &f, &rows).await?;
-                    Ok::<_, ReconError>((file_no, rows))
-                }
-            }))
+                    Ok::<_, ReconError>((slot, file_no, rows))
+                });
+            }
+        }
+        let results = futures::stream::iter(reads.into_iter().map(tokio::spawn))
             .buffer_unordered(self.parallelism.max(1))
             .collect::<Vec<_>>()
             .await;
-            for r in reads {
-                let (file_no, rows) = r?;
-                for (row, values) in rows {
-                    out[slot].insert(RowLoc { file: file_no, row }, values);
-                }
+        let mut out = [HashMap::new(), HashMap::new()];
+        for r in results {
+            let (slot, file_no, rows) = r.map_err(|e| ReconError::Transient {
+                resource: "mismatch read-back".into(),
+                reason: format!("read task failed: {e}"),
+            })??;
+            for (row, values) in rows {
+                out[slot].insert(RowLoc { file: file_no, row }, values);
             }
         }
         Ok(out)
