@@ -177,6 +177,32 @@ pub struct PartialDiff {
 }
 
 impl PartialDiff {
+    /// The partial of an item before anything is counted.
+    pub fn empty(item: &crate::table::WorkItem) -> PartialDiff {
+        PartialDiff {
+            schema_version: PARTIAL_SCHEMA_VERSION,
+            pair: item.pair.clone(),
+            item_id: item.item_id.clone(),
+            partition: item.partition.clone(),
+            presence: item.presence,
+            error: None,
+            totals: Totals::default(),
+            column_mismatches: BTreeMap::new(),
+            findings: Vec::new(),
+        }
+    }
+
+    /// The partial of an item that could not be reconciled: reported, never dropped.
+    pub fn failed(item: &crate::table::WorkItem, error_type: &str, message: String) -> PartialDiff {
+        PartialDiff {
+            error: Some(ItemError {
+                error_type: error_type.to_string(),
+                message,
+            }),
+            ..PartialDiff::empty(item)
+        }
+    }
+
     /// Parse a partial, refusing unknown schema versions.
     pub fn from_json(bytes: &[u8], origin: &str) -> crate::error::Result<PartialDiff> {
         let p: PartialDiff = serde_json::from_slice(bytes).map_err(|e| {

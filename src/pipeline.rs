@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use crate::alert::Alert;
 use crate::config::{Config, Defaults, PairConfig};
 use crate::error::{ReconError, Result};
-use crate::partial::{ItemError, PARTIAL_SCHEMA_VERSION, PartialDiff, Totals};
+use crate::partial::{ItemError, PartialDiff, Totals};
 use crate::plan::ComparePlan;
 use crate::reconcile::ItemRunner;
 use crate::report::{Report, RunMeta, Status, build_report, new_run_id, now_rfc3339};
@@ -595,22 +595,13 @@ impl Pipeline {
 
 /// The partial of an item whose hash step left nothing behind.
 fn missing_partial(item: &WorkItem, uri: &str) -> PartialDiff {
-    PartialDiff {
-        schema_version: PARTIAL_SCHEMA_VERSION,
-        pair: item.pair.clone(),
-        item_id: item.item_id.clone(),
-        partition: item.partition.clone(),
-        presence: item.presence,
-        error: Some(ItemError {
-            error_type: "MissingPartial".into(),
-            message: format!(
-                "no partial diff at {uri}: the hash step of this partition failed or did not finish"
-            ),
-        }),
-        totals: Totals::default(),
-        column_mismatches: BTreeMap::new(),
-        findings: Vec::new(),
-    }
+    PartialDiff::failed(
+        item,
+        "MissingPartial",
+        format!(
+            "no partial diff at {uri}: the hash step of this partition failed or did not finish"
+        ),
+    )
 }
 
 #[cfg(test)]

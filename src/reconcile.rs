@@ -11,9 +11,7 @@ use sha2::{Digest, Sha256};
 use crate::canonical::{display, split_values};
 use crate::error::{ReconError, Result};
 use crate::index::{PartitionIndex, RowInfo, RowLoc};
-use crate::partial::{
-    ColumnDiff, Finding, FindingKind, ItemError, PARTIAL_SCHEMA_VERSION, PartialDiff, Totals,
-};
+use crate::partial::{ColumnDiff, Finding, FindingKind, ItemError, PartialDiff, Totals};
 use crate::plan::{ComparePlan, PlanColumn, Side};
 use crate::scan::{
     OpenedFile, Progress, RowValues, SideTask, hash_row_group, open_files, read_rows,
@@ -87,17 +85,7 @@ impl ItemRunner {
     /// Reconcile one item. Never fails: an item that cannot be read becomes a
     /// partial with `error` set, so it is reported, not dropped.
     pub async fn run(&self, item: &WorkItem) -> PartialDiff {
-        let mut partial = PartialDiff {
-            schema_version: PARTIAL_SCHEMA_VERSION,
-            pair: item.pair.clone(),
-            item_id: item.item_id.clone(),
-            partition: item.partition.clone(),
-            presence: item.presence,
-            error: None,
-            totals: Totals::default(),
-            column_mismatches: BTreeMap::new(),
-            findings: Vec::new(),
-        };
+        let mut partial = PartialDiff::empty(item);
         if let Err(e) = self.reconcile(item, &mut partial).await {
             tracing::warn!(pair = %item.pair, partition = %item.partition, error = %e, "partition not reconciled");
             partial.error = Some(ItemError {

@@ -499,10 +499,11 @@ pub async fn open_files(
     files: &[TableFile],
     concurrency: usize,
 ) -> Vec<Result<OpenedFile>> {
-    futures::stream::iter(files.iter())
+    // Owned items keep the future `Send` for callers that spawn it.
+    futures::stream::iter(files.iter().cloned())
         .map(|f| {
             let store = store.clone();
-            async move { open_file(store.as_ref(), f).await }
+            async move { open_file(store.as_ref(), &f).await }
         })
         .buffered(concurrency.max(1))
         .collect()
