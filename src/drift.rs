@@ -224,7 +224,7 @@ mod tests {
             column_mismatches: Default::default(),
             findings: Vec::new(),
         };
-        build_report(&meta, &pair, 5, Default::default(), vec![partial])
+        build_report(&meta, &pair, 5, Default::default(), &[partial])
     }
 
     fn earlier(findings: u64) -> LedgerRun {

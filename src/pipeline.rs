@@ -542,7 +542,7 @@ impl Pipeline {
                 &plan.pair,
                 plan.sample_limit,
                 plan.plan.schema.clone(),
-                partials.clone(),
+                &partials,
             );
             let config = Config {
                 defaults: plan.defaults.clone(),

@@ -178,14 +178,16 @@ pub fn build_report(
     pair: &PairConfig,
     sample_limit: usize,
     schema: SchemaDiff,
-    mut partials: Vec<PartialDiff>,
+    partials: &[PartialDiff],
 ) -> Report {
+    // Sorted references: the partials (every finding) are read, never copied.
+    let mut partials: Vec<&PartialDiff> = partials.iter().collect();
     partials.sort_by(|a, b| a.partition.cmp(&b.partition));
     let mut totals = Totals::default();
     let mut columns: BTreeMap<String, u64> = BTreeMap::new();
     let mut samples: BTreeMap<FindingKind, Vec<Sample>> = BTreeMap::new();
     let mut partitions = Vec::with_capacity(partials.len());
-    for p in &partials {
+    for p in partials.iter().copied() {
         totals.add(&p.totals);
         for (c, n) in &p.column_mismatches {
             *columns.entry(c.clone()).or_default() += n;

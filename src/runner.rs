@@ -208,7 +208,7 @@ pub async fn run_pair_full(
         pair,
         pair.sample_limit(defaults),
         runner.plan.schema.clone(),
-        partials.clone(),
+        &partials,
     );
     Ok(PairRun { report, partials })
 }
