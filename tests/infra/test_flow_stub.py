@@ -2,16 +2,10 @@
 """The real statemachine/reconcile.asl.json, executed by moto, with stub functions.
 
 This pins the definition's behaviour independently of the Rust functions (the
-end-to-end test runs the real binaries): the data flow between states, the retry of
-Transient and only Transient, the no-op for item_count 0, the alert when the status is
-not PASS, the failure alert (with error and cause) when a step fails, and
-ToleratedFailurePercentage.
-
-How: moto server executes state machines (`execute_state_machine`) and sends every
-service call of the interpreter to localhost:$MOTO_PORT. We start moto on one port with
-MOTO_PORT pointing at a small router on another: the router answers Lambda Invoke
-calls from Python stubs (as real Lambda does: HTTP 200, X-Amz-Function-Error on a
-function error) and forwards everything else to moto.
+end-to-end test in tests/e2e runs the real binaries): the data flow between states,
+the retry of Transient and only Transient, the no-op for item_count 0, the alert when
+the status is not PASS, the failure alert (with error and cause) when a step fails,
+and ToleratedFailurePercentage. How moto is made to call the stubs: sfn_harness.py.
 
 Needs moto[server] (see requirements-dev.txt; 5.2.1 cannot start a second execution of
 a state machine that ran a Distributed Map, 5.2.5 can). Runs with plain
@@ -22,56 +16,17 @@ from __future__ import annotations
 from runner import run_tests
 
 import json
-import os
-import re
-import socket
-import subprocess
 import sys
-import tempfile
-import threading
-import time
-import urllib.error
-import urllib.parse
-import urllib.request
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
-import boto3
+from sfn_harness import GLUE_EVENT, Harness, LambdaReply, attributes, function_error, ok
 
-ROOT = Path(__file__).resolve().parents[2]
-DEFINITION = ROOT / "statemachine" / "reconcile.asl.json"
-ACCOUNT = "123456789012"
-REGION = "us-east-1"
 BUCKET = "recon-work"
-GLUE_EVENT = {
-    "version": "0",
-    "id": "abcdef00-1234-5678-9abc-def012345678",
-    "detail-type": "Glue Job State Change",
-    "source": "aws.glue",
-    "account": ACCOUNT,
-    "time": "2024-01-02T03:04:05Z",
-    "region": REGION,
-    "resources": [],
-    "detail": {
-        "jobName": "load-orders",
-        "severity": "INFO",
-        "state": "SUCCEEDED",
-        "jobRunId": "jr_0123456789abcdef",
-        "message": "Job run succeeded",
-    },
-}
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Stubs:
     """The three functions, as Python. `calls` records (function, payload)."""
 
-    def __init__(self, harness: "Harness"):
+    def __init__(self, harness: Harness):
         self.h = harness
         self.calls: list[tuple[str, dict]] = []
         self.items = 3
@@ -79,9 +34,12 @@ class Stubs:
         self.lookup_errors: list[tuple[str, str]] = []  # raised one per call, then succeed
         self.hash_error: tuple[str, str] | None = None  # raised by every hash call
 
-    def __call__(self, fn: str, payload: dict) -> tuple[dict, bool]:
+    def __call__(self, function: str, body: bytes) -> LambdaReply:
+        fn = function.removeprefix("recon-")
+        payload = json.loads(body or b"{}")
         self.calls.append((fn, payload))
-        return getattr(self, fn)(payload)
+        out, failed = getattr(self, fn)(payload)
+        return function_error(out["errorType"], out["errorMessage"]) if failed else ok(out)
 
     @staticmethod
     def error(kind: str, message: str) -> tuple[dict, bool]:
@@ -141,176 +99,32 @@ class Stubs:
         }, False
 
 
-class Harness:
-    """moto server + router + alert queue + one state machine per scenario."""
+_HARNESS: StubHarness | None = None
+
+
+class StubHarness(Harness):
+    """The harness with `stubs` as its Lambda backend; `reset` gives fresh stubs."""
 
     def __init__(self):
-        self.moto_port, self.router_port = _free_port(), _free_port()
+        super().__init__(lambda function, body: self.stubs(function, body), bucket=BUCKET)
         self.stubs = Stubs(self)
-        self.log = tempfile.NamedTemporaryFile("w+", prefix="moto-", suffix=".log", delete=False)
-        env = dict(os.environ, MOTO_PORT=str(self.router_port), AWS_DEFAULT_REGION=REGION)
-        self.moto = subprocess.Popen(
-            [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.moto_port)],
-            env=env,
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-        )
-        self.router = ThreadingHTTPServer(("127.0.0.1", self.router_port), self._handler())
-        threading.Thread(target=self.router.serve_forever, daemon=True).start()
-        self._wait_for_moto()
-        self._post("/moto-api/config", {"stepfunctions": {"execute_state_machine": True}})
-        self.client("s3").create_bucket(Bucket=BUCKET)
-        sns, sqs = self.client("sns"), self.client("sqs")
-        self.topic = sns.create_topic(Name="alerts")["TopicArn"]
-        self.queue = sqs.create_queue(QueueName="alerts")["QueueUrl"]
-        queue_arn = sqs.get_queue_attributes(QueueUrl=self.queue, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-        sns.subscribe(TopicArn=self.topic, Protocol="sqs", Endpoint=queue_arn)
-        self.machines = 0
-
-    def close(self):
-        self.router.shutdown()
-        self.moto.terminate()
-        try:
-            self.moto.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.moto.kill()
-        self.log.close()
-        os.unlink(self.log.name)
-
-    def client(self, service: str):
-        return boto3.client(
-            service,
-            region_name=REGION,
-            endpoint_url=f"http://127.0.0.1:{self.moto_port}",
-            aws_access_key_id="testing",
-            aws_secret_access_key="testing",
-        )
-
-    def _post(self, path: str, body: dict):
-        req = urllib.request.Request(
-            f"http://127.0.0.1:{self.moto_port}{path}", data=json.dumps(body).encode(), method="POST"
-        )
-        urllib.request.urlopen(req, timeout=10).read()
-
-    def _wait_for_moto(self):
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if self.moto.poll() is not None:
-                raise RuntimeError(f"moto server exited with {self.moto.returncode}; see {self.log.name}")
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{self.moto_port}/moto-api/", timeout=1).read()
-                return
-            except OSError:
-                time.sleep(0.1)
-        raise RuntimeError("moto server did not start within 30 s")
-
-    def _handler(self):
-        harness = self
-
-        class Router(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def _reply(self, status: int, headers: list[tuple[str, str]], body: bytes):
-                self.send_response(status)
-                for k, v in headers:
-                    self.send_header(k, v)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def _route(self):
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                m = re.match(r"^/2015-03-31/functions/([^/]+)/invocations", self.path)
-                if m:
-                    name = urllib.parse.unquote(m.group(1)).rsplit(":", 1)[-1]
-                    fn = name.removeprefix("recon-")
-                    out, failed = harness.stubs(fn, json.loads(body or b"{}"))
-                    headers = [("Content-Type", "application/json"), ("X-Amz-Executed-Version", "$LATEST")]
-                    if failed:
-                        headers.append(("X-Amz-Function-Error", "Unhandled"))
-                    self._reply(200, headers, json.dumps(out).encode())
-                    return
-                req = urllib.request.Request(
-                    f"http://127.0.0.1:{harness.moto_port}{self.path}",
-                    data=body if body else None,
-                    method=self.command,
-                    headers={k: v for k, v in self.headers.items() if k.lower() != "host"},
-                )
-                try:
-                    resp = urllib.request.urlopen(req, timeout=60)
-                except urllib.error.HTTPError as err:
-                    resp = err
-                data = resp.read()
-                skip = {"content-length", "transfer-encoding", "connection", "server", "date"}
-                self._reply(resp.status, [(k, v) for k, v in resp.headers.items() if k.lower() not in skip], data)
-
-            do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = _route
-
-        return Router
-
-    def machine(self, max_concurrency: int = 2, tolerated_failure_percentage: int = 100) -> str:
-        values = {
-            "LookupFunctionArn": f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:recon-lookup",
-            "HashFunctionArn": f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:recon-hash",
-            "MergeFunctionArn": f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:recon-merge",
-            "AlertTopicArn": self.topic,
-            "MaxConcurrency": str(max_concurrency),
-            "ToleratedFailurePercentage": str(tolerated_failure_percentage),
-        }
-        text = re.sub(r"\$\{(\w+)\}", lambda m: values[m.group(1)], DEFINITION.read_text(encoding="utf-8"))
-        self.machines += 1
-        return self.client("stepfunctions").create_state_machine(
-            name=f"reconcile-{self.machines}",
-            definition=text,
-            roleArn=f"arn:aws:iam::{ACCOUNT}:role/reconcile",
-        )["stateMachineArn"]
-
-    def run(self, machine: str, execution_input: dict, timeout: float = 60) -> dict:
-        sfn = self.client("stepfunctions")
-        arn = sfn.start_execution(
-            stateMachineArn=machine, name=f"x{time.monotonic_ns()}", input=json.dumps(execution_input)
-        )["executionArn"]
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            desc = sfn.describe_execution(executionArn=arn)
-            if desc["status"] != "RUNNING":
-                return desc
-            time.sleep(0.1)
-        raise AssertionError(f"execution still RUNNING after {timeout} s")
-
-    def alerts(self) -> list[dict]:
-        sqs, out = self.client("sqs"), []
-        while True:
-            got = sqs.receive_message(QueueUrl=self.queue, MaxNumberOfMessages=10, WaitTimeSeconds=0)
-            if not got.get("Messages"):
-                return out
-            for msg in got["Messages"]:
-                out.append(json.loads(msg["Body"]))
-                sqs.delete_message(QueueUrl=self.queue, ReceiptHandle=msg["ReceiptHandle"])
 
     def reset(self):
         self.stubs = Stubs(self)
         self.alerts()
 
 
-_HARNESS: Harness | None = None
-
-
-def harness() -> Harness:
+def harness() -> StubHarness:
     global _HARNESS
     if _HARNESS is None:
-        _HARNESS = Harness()
+        _HARNESS = StubHarness()
     _HARNESS.reset()
     return _HARNESS
 
 
-def called(h: Harness) -> list[str]:
+def called(h: StubHarness) -> list[str]:
     return [fn for fn, _ in h.stubs.calls]
 
-
-def attributes(alert: dict) -> dict:
-    return {k: v["Value"] for k, v in alert.get("MessageAttributes", {}).items()}
 
 
 # ------------------------------------------------------------------- scenarios
@@ -360,7 +174,7 @@ def test_glue_event_for_an_unlisted_job_is_a_clean_no_op():
     assert called(h) == ["lookup"], called(h)
     assert h.stubs.calls[0][1] == GLUE_EVENT, "recon-lookup gets the Glue event as it is"
     output = json.loads(done["output"])
-    assert output["item_count"] == 0 and output["trigger"] == "glue:load-orders:jr_0123456789abcdef", output
+    assert output["item_count"] == 0 and output["trigger"] == "glue:load-orders:" + GLUE_EVENT["detail"]["jobRunId"], output
     assert h.alerts() == []
 
 
