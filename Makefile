@@ -8,11 +8,15 @@ export PATH := $(CURDIR)/.venv/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 
 BIN := target/release/glue-recon
 BENCH_ARGS ?=
+# Lambda CPU architecture for build/deploy: arm64 (the template's default) or x86_64.
+ARCH ?= arm64
+FUNCTIONS := -p recon-trigger -p recon-lookup -p recon-hash -p recon-merge
+SAM_CONFIG := infra/samconfig.toml
 
-.PHONY: help setup pip-lock build demo test infra-check lint fmt bench bench-check moto-start moto-stop clean distclean
+.PHONY: help setup pip-lock release build validate deploy demo test e2e infra-check lint fmt bench bench-check moto-start moto-stop clean distclean
 
 help: ## List the targets
-	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) \
+	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) \
 	  | awk 'BEGIN {FS = ":.*## "}; {printf "  %-12s %s\n", $$1, $$2}'
 
 setup: ## Install dev tools: .venv (moto, duckdb, sam, ...), asl-validator, chromium
@@ -21,8 +25,24 @@ setup: ## Install dev tools: .venv (moto, duckdb, sam, ...), asl-validator, chro
 pip-lock: ## Re-resolve requirements-*.txt into requirements-*.lock (then commit them)
 	scripts/pip-lock.sh
 
-build: ## Build the release binary (target/release/glue-recon)
-	cargo build --release --workspace
+release: ## Build the release CLI (target/release/glue-recon)
+	cargo build --release --bin glue-recon
+
+build: setup ## Build the four Lambda functions with cargo lambda (ARCH=arm64|x86_64) into target/lambda/
+	cargo lambda build --release --$(subst _,-,$(ARCH)) $(FUNCTIONS)
+	@ls -l target/lambda/*/bootstrap
+
+validate: setup ## Static checks of infra/ and statemachine/: cfn-lint, sam validate, asl-validator, checkov
+	bash tests/infra/check.sh --static
+
+deploy: setup ## sam build + sam deploy (--guided the first time); ARCH must match the stack's Architecture parameter
+	sam build -t infra/template.yaml --parameter-overrides Architecture=$(ARCH)
+	@if grep -q '^parameter_overrides' $(SAM_CONFIG); then \
+	  sam deploy --config-file $(CURDIR)/$(SAM_CONFIG); \
+	else \
+	  echo "deploy: first deploy: sam asks for the parameters and saves them in $(SAM_CONFIG)"; \
+	  sam deploy --guided --config-file $(CURDIR)/$(SAM_CONFIG); \
+	fi
 
 demo: ## Reconcile sample data twice (a clean day, then a day with planted problems) and build the dashboard
 	cargo build --release --quiet --bin glue-recon
@@ -38,9 +58,13 @@ demo: ## Reconcile sample data twice (a clean day, then a day with planted probl
 	  echo "demo: HTML reports:"; ls -t demo-data/reports/*/*/report.html | head -n 2 | sed 's/^/  /'; \
 	  echo "demo: dashboard: file://$(CURDIR)/demo-data/reports/dashboard/index.html"
 
-test: setup ## Run the tests (cargo test, against a local moto server), infra checks, lint
+test: setup ## Run every test: cargo test (against moto), infra checks, the end-to-end run, lint
 	scripts/test.sh
-	$(MAKE) --no-print-directory infra-check lint
+	$(MAKE) --no-print-directory infra-check e2e lint
+
+e2e: setup ## End to end: the real state machine on moto calling the real function binaries under cargo lambda watch
+	cargo build --workspace --bins
+	.venv/bin/python tests/e2e/test_e2e.py
 
 infra-check: ## Check infra/ and statemachine/ (cfn-lint, sam validate, asl-validator, checkov, flow tests)
 	bash tests/infra/check.sh
@@ -52,10 +76,10 @@ lint: ## cargo fmt --check and clippy -D warnings
 fmt: ## Format the code
 	cargo fmt --all
 
-bench: setup build ## Compare glue-recon with DuckDB on 10M rows per side (BENCH_ARGS="--peers polars" ...)
+bench: setup release ## Compare glue-recon with DuckDB on 10M rows per side (BENCH_ARGS="--peers polars" ...)
 	.venv/bin/python bench/run_bench.py $(BENCH_ARGS)
 
-bench-check: setup build ## Quick agreement check: glue-recon vs DuckDB vs known counts, 200k rows from bench/gen_parquet.py
+bench-check: setup release ## Quick agreement check: glue-recon vs DuckDB vs known counts, 200k rows from bench/gen_parquet.py
 	.venv/bin/python bench/run_bench.py --generator duckdb --rows 200000 --partitions 5 --repeat 1 --data target/bench-check
 
 moto-start: ## Start a moto server by hand (prints its URL; see scripts/moto.sh)

@@ -451,9 +451,20 @@ fn exact(out: &mut Vec<u8>, mut m: i128, mut scale: i8) {
     if m == 0 {
         scale = 0;
     }
-    while scale > 0 && m % 10 == 0 {
-        m /= 10;
-        scale -= 1;
+    if scale > 0 {
+        // Strip trailing zeros; in i64 when the value fits (i128 division is a call).
+        if let Ok(mut small) = i64::try_from(m) {
+            while scale > 0 && small % 10 == 0 {
+                small /= 10;
+                scale -= 1;
+            }
+            m = small as i128;
+        } else {
+            while scale > 0 && m % 10 == 0 {
+                m /= 10;
+                scale -= 1;
+            }
+        }
     }
     out.push(tag::EXACT);
     out.push(scale as u8);

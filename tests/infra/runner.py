@@ -1,12 +1,15 @@
 """The plain test runner of the infra checks: runs every `test_*` function of a module,
 reports each, keeps going after a failure, and closes with `N passed, M failed`."""
 
+import os
 import time
 
 
 def run_tests(namespace: dict, teardown=None) -> int:
-    """Run the `test_*` callables of `namespace` (a module's globals()); 1 if any failed."""
-    tests = [(n, f) for n, f in list(namespace.items()) if n.startswith("test_") and callable(f)]
+    """Run the `test_*` callables of `namespace` (a module's globals()) whose names
+    contain $TEST_FILTER (default: all); 1 if any failed."""
+    only = os.environ.get("TEST_FILTER", "")
+    tests = [(n, f) for n, f in list(namespace.items()) if n.startswith("test_") and callable(f) and only in n]
     failed = 0
     try:
         for name, fn in tests:

@@ -64,20 +64,26 @@ class LambdaReply:
     headers: list[tuple[str, str]] = field(default_factory=list)
 
 
+def request_id() -> tuple[str, str]:
+    """The request id header every AWS answer carries (clients read it)."""
+    return ("x-amzn-RequestId", f"test-{time.monotonic_ns()}")
+
+
 def ok(payload) -> LambdaReply:
-    return LambdaReply(200, json.dumps(payload).encode(), [("X-Amz-Executed-Version", "$LATEST")])
+    return LambdaReply(200, json.dumps(payload).encode(), [("X-Amz-Executed-Version", "$LATEST"), request_id()])
 
 
 def function_error(error_type: str, message: str) -> LambdaReply:
     """A function that failed: Lambda answers 200 and says so in a header."""
     body = json.dumps({"errorType": error_type, "errorMessage": message}).encode()
-    return LambdaReply(200, body, [("X-Amz-Function-Error", "Unhandled"), ("X-Amz-Executed-Version", "$LATEST")])
+    headers = [("X-Amz-Function-Error", "Unhandled"), ("X-Amz-Executed-Version", "$LATEST"), request_id()]
+    return LambdaReply(200, body, headers)
 
 
 def service_error(status: int, error_type: str, message: str) -> LambdaReply:
     """The Lambda service itself refused the call (throttling, 5xx)."""
     body = json.dumps({"Type": "Service", "message": message}).encode()
-    return LambdaReply(status, body, [("x-amzn-ErrorType", error_type)])
+    return LambdaReply(status, body, [("x-amzn-ErrorType", error_type), request_id()])
 
 
 Backend = Callable[[str, bytes], LambdaReply]
@@ -85,7 +91,8 @@ Backend = Callable[[str, bytes], LambdaReply]
 
 @dataclass
 class Fault:
-    """Fail the next `times` calls whose method and path match with an S3-style error."""
+    """Fail the next `times` calls whose method and path (URL-decoded, without the
+    query) match `path`, with an S3-style error."""
 
     method: str
     path: re.Pattern
@@ -96,7 +103,7 @@ class Fault:
 
     def reply(self) -> LambdaReply:
         body = f"<Error><Code>{self.code}</Code><Message>injected by the test</Message></Error>".encode()
-        return LambdaReply(self.status, body, [("Content-Type", "application/xml")])
+        return LambdaReply(self.status, body, [("Content-Type", "application/xml"), request_id()])
 
 
 class Harness:
@@ -145,7 +152,8 @@ class Harness:
             self.faults.append(fault)
         return fault
 
-    def _fault_for(self, method: str, path: str) -> Fault | None:
+    def _fault_for(self, method: str, raw_path: str) -> Fault | None:
+        path = urllib.parse.unquote(urllib.parse.urlsplit(raw_path).path)
         with self._faults_lock:
             for fault in self.faults:
                 if fault.times > 0 and fault.method == method and fault.path.search(path):

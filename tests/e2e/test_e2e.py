@@ -1,0 +1,473 @@
+#!/usr/bin/env python3
+"""End to end: the real statemachine/reconcile.asl.json executed by a moto server, its
+Lambda invokes answered by the real function binaries under `cargo lambda watch`,
+the tables in moto's Glue catalog and S3 (Parquet written by `glue-recon sample-data`).
+
+    moto (S3, Glue, SNS, SQS, Step Functions; executes the state machine)
+      -> router (tests/infra/sfn_harness.py): Lambda invokes -> cargo lambda watch,
+         its HTTP 500 function errors turned into what Lambda answers (200 +
+         X-Amz-Function-Error), one-shot throttles injected on request;
+         everything else -> moto
+      -> recon-lookup, recon-hash, recon-merge (and recon-trigger, invoked as
+         EventBridge would) talking to moto through AWS_ENDPOINT_URL
+
+Scenarios: an on-demand run (report objects, ledger, alert, the same totals as a
+local `glue-recon run` of the same files); a Glue Job State Change delivered twice to
+recon-trigger (one execution); a job no pair lists (clean no-op); a throttled Lambda
+(retried); a corrupt partition (not retried, reported as not reconciled, alert says
+so); an unknown pair (failure alert, FAILED).
+
+Needs the binaries built (`cargo build --workspace --bins`; `make e2e` does it) and
+.venv (scripts/setup.sh). Run: `make e2e` or `.venv/bin/python tests/e2e/test_e2e.py`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "infra"))
+
+from runner import run_tests  # noqa: E402
+from sfn_harness import (  # noqa: E402
+    GLUE_EVENT,
+    ROOT,
+    Harness,
+    LambdaReply,
+    attributes,
+    free_port,
+    function_error,
+    request_id,
+    service_error,
+)
+
+TARGET_DIR = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
+BIN = TARGET_DIR / "debug"
+DATA_BUCKET = "recon-data"
+DB = "sales"
+JOB = "orders-etl"  # the job the sample config lists under glue_jobs
+PAIR = "orders"
+WATCH_START_TIMEOUT = float(os.environ.get("E2E_WATCH_START_TIMEOUT", "900"))
+
+
+class Watch:
+    """`cargo lambda watch` serving the function binaries, and the Lambda backend of the
+    router: forwards invokes, translates its function errors, injects throttles."""
+
+    def __init__(self, env: dict, log: Path):
+        self.port = free_port()
+        self.log = open(log, "w")
+        self.proc = subprocess.Popen(
+            ["cargo", "lambda", "watch", "--ignore-changes", "-A", "127.0.0.1", "-P", str(self.port)],
+            cwd=ROOT,
+            env=env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        self.calls: list[tuple[str, dict]] = []
+        self.throttle_next: dict[str, int] = {}
+        self.lock = threading.Lock()
+
+    def close(self):
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, 15)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, 9)
+        self.log.close()
+
+    def invoke_raw(self, function: str, body: bytes, timeout: float = 120) -> tuple[int, bytes]:
+        if self.proc.poll() is not None:
+            raise RuntimeError(f"cargo lambda watch exited with {self.proc.returncode}; see {self.log.name}")
+        req = urllib.request.Request(
+            f"http://127.0.0.1:{self.port}/2015-03-31/functions/{function}/invocations",
+            data=body,
+            method="POST",
+            headers={"Content-Type": "application/json"},
+        )
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as resp:
+                return resp.status, resp.read()
+        except urllib.error.HTTPError as err:
+            return err.code, err.read()
+
+    def __call__(self, function: str, body: bytes) -> LambdaReply:
+        """The router's Lambda backend."""
+        with self.lock:
+            self.calls.append((function, json.loads(body or b"null")))
+            if self.throttle_next.get(function, 0) > 0:
+                self.throttle_next[function] -= 1
+                return service_error(429, "TooManyRequestsException", "Rate exceeded (injected by the e2e test)")
+        status, out = self.invoke_raw(function, body)
+        if status == 200:
+            return LambdaReply(200, out, [("X-Amz-Executed-Version", "$LATEST"), request_id()])
+        try:
+            err = json.loads(out)
+            return function_error(err["errorType"], err["errorMessage"])
+        except (ValueError, KeyError):
+            return service_error(502, "ServiceException", f"cargo lambda watch answered {status}: {out[:500]!r}")
+
+    def wait_ready(self):
+        """Start every function once: the first invoke runs `cargo run --bin NAME`
+        (a no-op build when `cargo build --workspace --bins` ran before). A payload each
+        function refuses fast proves the binary runs and answers."""
+        deadline = time.monotonic() + WATCH_START_TIMEOUT
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                break
+            except OSError:
+                self._check_alive(deadline)
+                time.sleep(0.2)
+        for fn in ("recon-lookup", "recon-hash", "recon-merge", "recon-trigger"):
+            answer: list = []
+            worker = threading.Thread(
+                target=lambda: answer.append(self.invoke_raw(fn, b'"warm-up"', WATCH_START_TIMEOUT)), daemon=True
+            )
+            worker.start()
+            while worker.is_alive():
+                self._check_alive(deadline)
+                worker.join(0.5)
+            assert answer, f"{fn}: no answer from cargo lambda watch; see {self.log.name}"
+            status, out = answer[0]
+            assert status == 500 and b"InvalidInput" in out, (fn, status, out[:300])
+
+    def _check_alive(self, deadline: float):
+        log = Path(self.log.name).read_text(errors="replace")
+        if self.proc.poll() is not None or "command exited" in log or time.monotonic() > deadline:
+            tail = "\n".join(log.splitlines()[-15:])
+            raise RuntimeError(f"cargo lambda watch could not start a function ({self.log.name}):\n{tail}")
+
+    def calls_of(self, function: str) -> list[dict]:
+        return [p for f, p in self.calls if f == function]
+
+
+class E2E:
+    """Everything the scenarios share: moto + router + watch + the sample tables."""
+
+    def __init__(self):
+        for name in ("glue-recon", "recon-lookup", "recon-hash", "recon-merge", "recon-trigger"):
+            if not (BIN / name).exists():
+                raise RuntimeError(f"{BIN / name} is missing: run `cargo build --workspace --bins` (make e2e does)")
+        self.tmp = Path(tempfile.mkdtemp(prefix="glue-recon-e2e-"))
+        self.watch: Watch | None = None
+        self.h = Harness(lambda function, body: self.watch(function, body))
+        try:
+            self._data()
+            self.machine = self.h.machine(max_concurrency=2, tolerated_failure_percentage=100)
+            env = dict(
+                os.environ,
+                # Through the router, so a test can make AWS fail a call (Harness.inject).
+                AWS_ENDPOINT_URL=self.h.router_endpoint,
+                AWS_ACCESS_KEY_ID="testing",
+                AWS_SECRET_ACCESS_KEY="testing",
+                AWS_REGION="us-east-1",
+                AWS_DEFAULT_REGION="us-east-1",
+                AWS_EC2_METADATA_DISABLED="true",
+                RECON_BUCKET=self.h.bucket,
+                RECON_CONFIG_URI=f"s3://{self.h.bucket}/config/recon.toml",
+                STATE_MACHINE_ARN=self.machine,
+                RUST_LOG="info",
+            )
+            self.watch = Watch(env, self.tmp / "watch.log")
+            self.watch.wait_ready()
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self):
+        if self.watch is not None:
+            self.watch.close()
+        self.h.close()
+        if os.environ.get("E2E_KEEP"):
+            print(f"kept {self.tmp}")
+        else:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def _data(self):
+        data = self.tmp / "data"
+        subprocess.run(
+            [BIN / "glue-recon", "sample-data", "--out", data, "--rows", "3000", "--partitions", "3", "--seed", "7"],
+            check=True,
+            capture_output=True,
+        )
+        self.planted = json.loads((data / "expected.json").read_text())
+        s3, glue = self.h.client("s3"), self.h.client("glue")
+        s3.create_bucket(Bucket=DATA_BUCKET)
+        glue.create_database(DatabaseInput={"Name": DB})
+        self.partitions = sorted(p.name for p in (data / "source").iterdir() if p.name.startswith("dt="))
+        for side in ("source", "target"):
+            table = f"orders_{side}"
+            location = f"s3://{DATA_BUCKET}/warehouse/{table}/"
+            glue.create_table(
+                DatabaseName=DB,
+                TableInput={
+                    "Name": table,
+                    "TableType": "EXTERNAL_TABLE",
+                    "StorageDescriptor": {"Columns": [{"Name": "id", "Type": "bigint"}], "Location": location},
+                    "PartitionKeys": [{"Name": "dt", "Type": "string"}],
+                },
+            )
+            for part in sorted((data / side).iterdir()):
+                if not part.name.startswith("dt="):
+                    continue
+                for f in sorted(part.iterdir()):
+                    s3.upload_file(str(f), DATA_BUCKET, f"warehouse/{table}/{part.name}/{f.name}")
+                glue.create_partition(
+                    DatabaseName=DB,
+                    TableName=table,
+                    PartitionInput={
+                        "Values": [part.name.removeprefix("dt=")],
+                        "StorageDescriptor": {"Location": f"{location}{part.name}/"},
+                    },
+                )
+        config = (data / "recon.toml").read_text()
+        config = config.replace('source = "source"', f'source = "glue://{DB}/orders_source"')
+        config = config.replace('target = "target"', f'target = "glue://{DB}/orders_target"')
+        assert "glue://" in config, "the sample config names its tables as expected"
+        s3.put_object(Bucket=self.h.bucket, Key="config/recon.toml", Body=config.encode())
+        # The same files, reconciled locally by the CLI: the reference totals.
+        local = subprocess.run(
+            [BIN / "glue-recon", "run", "--config", data / "recon.toml", "--out", self.tmp / "local", "--json"],
+            capture_output=True,
+        )
+        assert local.returncode == 1, f"the planted problems FAIL locally: {local.returncode} {local.stderr[-500:]!r}"
+        self.local = json.loads(local.stdout)
+        self.data = data
+
+    def s3_json(self, uri: str) -> dict:
+        bucket, key = uri.removeprefix("s3://").split("/", 1)
+        return json.loads(self.h.client("s3").get_object(Bucket=bucket, Key=key)["Body"].read())
+
+    def keys(self, bucket: str, prefix: str) -> list[str]:
+        pages = self.h.client("s3").get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
+        return [o["Key"] for page in pages for o in page.get("Contents", [])]
+
+    def reset(self):
+        self.watch.calls.clear()
+        self.watch.throttle_next.clear()
+        self.h.faults.clear()
+        self.h.alerts()
+
+
+_E2E: E2E | None = None
+
+
+def e2e() -> E2E:
+    global _E2E
+    if _E2E is None:
+        _E2E = E2E()
+    _E2E.reset()
+    return _E2E
+
+
+def glue_event(job: str, run_id: str) -> dict:
+    event = json.loads(json.dumps(GLUE_EVENT))
+    event["detail"]["jobName"] = job
+    event["detail"]["jobRunId"] = run_id
+    return event
+
+
+# ------------------------------------------------------------------- scenarios
+
+
+def test_on_demand_run_reports_what_a_local_run_reports_and_alerts():
+    e = e2e()
+    started = time.monotonic()
+    done = e.h.run(e.machine, {"pairs": [PAIR]}, timeout=300)
+    elapsed = time.monotonic() - started
+    assert done["status"] == "SUCCEEDED", done
+    out = json.loads(done["output"])
+    assert out["status"] == "FAIL" and out["complete"] is True, out
+    report = e.s3_json(out["report_uri"])
+    assert report["totals"] == e.local["totals"], (report["totals"], e.local["totals"])
+    assert report["totals"]["missing_in_target"] == e.planted["missing_in_target"], report["totals"]
+    assert report["status"] == e.local["status"] == "FAIL"
+    assert report["columns"] == e.local["columns"], (report["columns"], e.local["columns"])
+    assert [p["partition"] for p in report["partitions"]] == e.partitions, report["partitions"]
+    run_prefix = out["report_uri"].removeprefix(f"s3://{e.h.bucket}/").rsplit("/", 1)[0]
+    written = sorted(e.keys(e.h.bucket, run_prefix))
+    expected = ("athena/diffs.txt", "diffs.parquet", "report.html", "report.json")
+    assert written == [f"{run_prefix}/{name}" for name in expected], written
+    assert out["html_uri"] == f"s3://{e.h.bucket}/{run_prefix}/report.html", out
+    assert any(k.endswith(f"{report['run_id']}.parquet") for k in e.keys(e.h.bucket, "ledger/")), "ledger row"
+    hashed = sorted(p["partition"] for p in e.watch.calls_of("recon-hash"))
+    assert hashed == e.partitions, f"one hash invocation per partition: {hashed}"
+    alerts = e.h.alerts()
+    assert len(alerts) == 1, alerts
+    alert = alerts[0]
+    assert alert["Subject"].startswith("glue-recon FAIL") and PAIR in alert["Subject"], alert["Subject"]
+    assert attributes(alert) == {"status": "FAIL", "pair": PAIR}, attributes(alert)
+    assert out["report_uri"] in alert["Message"] and out["html_uri"] in alert["Message"], alert["Message"]
+    assert "MISSING_IN_TARGET" in alert["Message"], alert["Message"]
+    assert "@example.com" not in alert["Message"], "the masked email column never reaches the alert"
+    print(f"     on-demand execution of {len(e.partitions)} partitions: {elapsed:.1f} s")
+
+
+def test_a_glue_event_delivered_twice_reconciles_once():
+    e = e2e()
+    event = glue_event(JOB, f"jr_{time.monotonic_ns():x}")
+    status, first = e.watch.invoke_raw("recon-trigger", json.dumps(event).encode())
+    assert status == 200, first
+    first = json.loads(first)
+    assert first["started"] is True and first["execution_name"] == f"glue-{event['detail']['jobRunId']}", first
+    # Step Functions answers a second start with the same name (and input) with the
+    # running execution, or ExecutionAlreadyExists once it ended: no second run.
+    status, second = e.watch.invoke_raw("recon-trigger", json.dumps(event).encode())
+    assert status == 200, second
+    second = json.loads(second)
+    assert second["started"] is False or second["execution_arn"] == first["execution_arn"], second
+    done = e.h.wait(first["execution_arn"], timeout=300)
+    assert done["status"] == "SUCCEEDED", done
+    out = json.loads(done["output"])
+    assert out["status"] == "FAIL", out
+    assert e.s3_json(out["report_uri"])["totals"] == e.local["totals"]
+    assert e.watch.calls_of("recon-lookup") == [event], "lookup got the Glue event as the execution input"
+    executions = e.h.client("stepfunctions").list_executions(stateMachineArn=e.machine)["executions"]
+    assert [x["name"] for x in executions].count(first["execution_name"]) == 1, executions
+    assert [attributes(a)["status"] for a in e.h.alerts()] == ["FAIL"]
+
+
+def test_a_glue_event_for_a_job_no_pair_lists_is_a_clean_no_op():
+    e = e2e()
+    done = e.h.run(e.machine, glue_event("some-other-job", "jr_other"), timeout=120)
+    assert done["status"] == "SUCCEEDED", done
+    out = json.loads(done["output"])
+    assert out["item_count"] == 0 and out["pairs"] == [], out
+    assert [f for f, _ in e.watch.calls] == ["recon-lookup"], e.watch.calls
+    assert e.h.alerts() == []
+
+
+def failed_tasks(e: E2E, execution_arn: str) -> list[dict]:
+    events = e.h.client("stepfunctions").get_execution_history(executionArn=execution_arn)["events"]
+    return [ev["taskFailedEventDetails"] for ev in events if ev["type"] == "TaskFailed"]
+
+
+def test_s3_unavailable_in_lookup_is_transient_and_retried_by_the_state_machine():
+    e = e2e()
+    # More 503s than the SDK's own attempts (aws::MAX_ATTEMPTS = 5): lookup gives up
+    # with Transient, the state machine retries it, the second lookup reads the config.
+    fault = e.h.inject("GET", "^/" + re.escape(f"{e.h.bucket}/config/recon.toml") + "$", times=5)
+    done = e.h.run(e.machine, {"pairs": [PAIR]}, timeout=300)
+    assert fault.hits == 5, fault
+    assert done["status"] == "SUCCEEDED", done
+    assert len(e.watch.calls_of("recon-lookup")) == 2, "the state machine retried lookup"
+    failures = failed_tasks(e, done["executionArn"])
+    assert [f["error"] for f in failures] == ["Transient"], failures
+    assert "config/recon.toml" in failures[0]["cause"], failures[0]
+    assert json.loads(done["output"])["status"] == "FAIL"
+
+
+def test_a_throttled_lambda_is_retried_by_the_state_machine():
+    e = e2e()
+    # The interpreter does not retry on its own: each throttle is a failed task that
+    # the Merge state's Retry (Lambda.TooManyRequestsException) tries again.
+    e.watch.throttle_next = {"recon-merge": 2}
+    done = e.h.run(e.machine, {"pairs": [PAIR]}, timeout=300)
+    assert done["status"] == "SUCCEEDED", (done, failed_tasks(e, done["executionArn"]))
+    assert len(e.watch.calls_of("recon-merge")) == 3, e.watch.calls_of("recon-merge")
+    failures = failed_tasks(e, done["executionArn"])
+    assert [f["error"] for f in failures] == ["Lambda.TooManyRequestsException"] * 2, failures
+    assert json.loads(done["output"])["status"] == "FAIL"
+    assert [attributes(a)["status"] for a in e.h.alerts()] == ["FAIL"]
+
+
+def test_a_lambda_failing_beyond_its_retries_fails_the_execution_with_the_failure_alert():
+    e = e2e()
+    e.watch.throttle_next = {"recon-merge": 100}
+    done = e.h.run(e.machine, {"pairs": [PAIR]}, timeout=300)
+    assert done["status"] == "FAILED", done
+    assert done.get("error") == "Lambda.TooManyRequestsException", done
+    assert len(e.watch.calls_of("recon-merge")) == 5, "the first attempt and the 4 retries (MaxAttempts)"
+    alerts = e.h.alerts()
+    assert [a["Subject"] for a in alerts] == ["glue-recon: reconciliation could not run"], alerts
+    assert "Lambda.TooManyRequestsException" in alerts[0]["Message"], alerts[0]["Message"]
+    assert attributes(alerts[0])["status"] == "ERROR"
+
+
+def test_a_corrupt_partition_is_reported_not_reconciled_and_alerted():
+    e = e2e()
+    s3 = e.h.client("s3")
+    bad_part = e.partitions[1]
+    key = f"warehouse/orders_target/{bad_part}/part-00000.snappy.parquet"
+    original = s3.get_object(Bucket=DATA_BUCKET, Key=key)["Body"].read()
+    s3.put_object(Bucket=DATA_BUCKET, Key=key, Body=b"PAR1 this is not parquet PAR1")
+    try:
+        done = e.h.run(e.machine, {"pairs": [PAIR]}, timeout=300)
+    finally:
+        s3.put_object(Bucket=DATA_BUCKET, Key=key, Body=original)
+    assert done["status"] == "SUCCEEDED", done
+    out = json.loads(done["output"])
+    assert out["status"] == "FAIL" and out["complete"] is False, out
+    hashed = [p["partition"] for p in e.watch.calls_of("recon-hash")]
+    assert sorted(hashed) == e.partitions, f"CorruptParquet is not retried: {hashed}"
+    report = e.s3_json(out["report_uri"])
+    failed = [p for p in report["partitions"] if p["status"] == "failed"]
+    assert [p["partition"] for p in failed] == [bad_part], report["partitions"]
+    assert "CorruptParquet" in json.dumps(failed[0]["error"]) and key in json.dumps(failed[0]["error"]), failed
+    alerts = e.h.alerts()
+    assert len(alerts) == 1 and attributes(alerts[0])["status"] == "FAIL", alerts
+    assert bad_part in alerts[0]["Message"], alerts[0]["Message"]
+
+
+def test_access_denied_on_a_data_file_is_named_and_not_retried():
+    """The functions invoked one by one, as the Map would: S3 refuses one object."""
+    e = e2e()
+    status, out = e.watch.invoke_raw("recon-lookup", json.dumps({"pairs": [PAIR]}).encode())
+    assert status == 200, out
+    pointer = json.loads(out)
+    manifest = e.s3_json(f"s3://{pointer['bucket']}/{pointer['manifest_key']}")
+    item = next(i for i in manifest if i["partition"] == e.partitions[0])
+    denied = item["source"][0]["uri"].removeprefix("s3://")
+    fault = e.h.inject("GET", "^/" + re.escape(denied) + "$", times=100, status=403, code="AccessDenied")
+    status, out = e.watch.invoke_raw("recon-hash", json.dumps(item).encode())
+    assert status == 500, out
+    err = json.loads(out)
+    assert err["errorType"] == "AccessDenied", err
+    assert f"s3://{denied}" in err["errorMessage"], err
+    assert fault.hits == 1, f"AccessDenied is not retried by the SDK: {fault.hits} GETs"
+    partial = e.s3_json(f"s3://{pointer['bucket']}/runs/{pointer['run_id']}/partials/{item['item_id']}.json")
+    assert partial["error"]["error_type"] == "AccessDenied", partial["error"]
+
+
+def test_an_unknown_pair_fails_the_execution_with_the_failure_alert():
+    e = e2e()
+    done = e.h.run(e.machine, {"pairs": ["no-such-pair"]}, timeout=120)
+    assert done["status"] == "FAILED", done
+    assert done.get("error") == "InvalidInput", done
+    assert "no-such-pair" in done.get("cause", ""), done
+    assert len(e.watch.calls_of("recon-lookup")) == 1, "a data error is not retried"
+    alerts = e.h.alerts()
+    assert [a["Subject"] for a in alerts] == ["glue-recon: reconciliation could not run"], alerts
+    assert "InvalidInput" in alerts[0]["Message"] and "no-such-pair" in alerts[0]["Message"], alerts[0]["Message"]
+    assert attributes(alerts[0])["status"] == "ERROR"
+
+
+# ------------------------------------------------------------------- runner
+
+
+def teardown_module(module=None):
+    global _E2E
+    if _E2E is not None:
+        _E2E.close()
+        _E2E = None
+
+
+if __name__ == "__main__":
+    t0 = time.monotonic()
+    code = run_tests(globals(), teardown=teardown_module)
+    print(f"e2e: {time.monotonic() - t0:.0f} s in all")
+    sys.exit(code)
