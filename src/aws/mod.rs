@@ -6,7 +6,7 @@
 //!
 //! ```no_run
 //! # async fn demo() {
-//! let conf = glue_recon::aws::load_config().await;
+//! let conf = glue_recon::aws::load_config("glue-recon").await;
 //! let storage = glue_recon::aws::storage(&conf);
 //! let catalog = glue_recon::aws::glue::GlueCatalog::from_conf(&conf);
 //! # }
@@ -19,6 +19,7 @@ pub mod sns;
 use std::sync::Arc;
 use std::time::Duration;
 
+use aws_config::AppName;
 use aws_config::retry::RetryConfig;
 use aws_config::timeout::TimeoutConfig;
 use aws_config::{BehaviorVersion, SdkConfig};
@@ -34,8 +35,15 @@ pub const MAX_ATTEMPTS: u32 = 5;
 /// Load the AWS config from the standard chain (environment, profile, SSO, web
 /// identity, container and instance credentials; `AWS_REGION`; `AWS_ENDPOINT_URL`),
 /// with standard-mode retries ([`MAX_ATTEMPTS`]) and connect/attempt timeouts.
-pub async fn load_config() -> SdkConfig {
-    aws_config::defaults(BehaviorVersion::latest())
+/// `app` (`glue-recon`, `recon-hash`, ...) goes into the user agent of every call
+/// (`app/<app>`), so CloudTrail and S3 access logs tell which part made it.
+pub async fn load_config(app: &str) -> SdkConfig {
+    let mut loader = aws_config::defaults(BehaviorVersion::latest());
+    match AppName::new(app.to_string()) {
+        Ok(name) => loader = loader.app_name(name),
+        Err(e) => tracing::warn!(app, "not a valid user-agent app name: {e}"),
+    }
+    loader
         .retry_config(RetryConfig::standard().with_max_attempts(MAX_ATTEMPTS))
         .timeout_config(
             TimeoutConfig::builder()

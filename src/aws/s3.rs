@@ -93,14 +93,16 @@ impl ObjectStore for S3Store {
     fn list<'a>(&'a self, prefix: &'a str) -> BoxFuture<'a, Result<Vec<FileRef>>> {
         async move {
             let loc = S3Uri::parse(prefix)?;
-            // List by the bare prefix and keep the object itself or what is below
+            // A folder (`.../orders/`) is listed by its own prefix, which is what an
+            // IAM `s3:prefix` condition such as `orders/*` allows. Without the slash,
+            // list by the bare prefix and keep the object itself or what is below
             // `prefix/`, so `s3://b/t/orders` does not pick up `s3://b/t/orders_old/`.
             let folder = format!("{}/", loc.key.trim_end_matches('/'));
             let mut pages = self
                 .client
                 .list_objects_v2()
                 .bucket(&loc.bucket)
-                .prefix(loc.key.trim_end_matches('/'))
+                .prefix(&loc.key)
                 .into_paginator()
                 .send();
             let mut out = Vec::new();

@@ -299,7 +299,7 @@ fn print_dashboard(d: &glue_recon::dashboard::DashboardOutput) {
 /// Local storage, with S3 added when the report root is on S3.
 async fn storage_for(root: &str) -> glue_recon::storage::Storage {
     if glue_recon::aws::is_aws_location([root]) {
-        glue_recon::aws::storage(&glue_recon::aws::load_config().await)
+        glue_recon::aws::storage(&glue_recon::aws::load_config(env!("CARGO_PKG_NAME")).await)
     } else {
         RunOptions::local().storage
     }
@@ -334,7 +334,7 @@ async fn run_pairs(
         .flat_map(|p| [p.source.as_str(), p.target.as_str()]);
     let aws =
         if sns_topic.is_some() || glue_recon::aws::is_aws_location(tables.chain([root.as_str()])) {
-            let conf = glue_recon::aws::load_config().await;
+            let conf = glue_recon::aws::load_config(env!("CARGO_PKG_NAME")).await;
             opts.storage = glue_recon::aws::storage(&conf);
             opts.catalog = Some(glue_recon::aws::glue::catalog(&conf));
             Some(conf)

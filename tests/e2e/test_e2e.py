@@ -38,7 +38,9 @@ import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "infra"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from iam_policy import Policies, Request  # noqa: E402
 from runner import run_tests  # noqa: E402
 from sfn_harness import (  # noqa: E402
     GLUE_EVENT,
@@ -454,6 +456,31 @@ def test_an_unknown_pair_fails_the_execution_with_the_failure_alert():
     assert [a["Subject"] for a in alerts] == ["glue-recon: reconciliation could not run"], alerts
     assert "InvalidInput" in alerts[0]["Message"] and "no-such-pair" in alerts[0]["Message"], alerts[0]["Message"]
     assert attributes(alerts[0])["status"] == "ERROR"
+
+
+def test_every_aws_call_of_the_functions_is_allowed_by_their_roles_in_the_template():
+    """Runs last: judges the calls of every scenario above."""
+    e = e2e()
+    calls = [c for c in e.h.aws_calls if c.app.startswith("recon-")]
+    assert {c.app for c in calls} == {"recon-lookup", "recon-hash", "recon-merge", "recon-trigger"}, {
+        c.app for c in calls
+    }
+    policies = Policies(
+        {
+            "WorkBucket.Arn": [f"arn:aws:s3:::{e.h.bucket}"],
+            "DataBucketNames": [DATA_BUCKET],
+            "GlueDatabaseNames": [DB],
+            "ReconcileStateMachine": [e.machine],
+        }
+    )
+    denied = policies.denied_calls(calls)
+    assert denied == [], "\n".join(sorted(set(denied)))
+    # The evaluator can say no: what a role was not given is refused.
+    work = f"arn:aws:s3:::{e.h.bucket}"
+    assert not policies.allows("recon-hash", Request("s3:PutObject", [f"{work}/reports/x/report.json"], {}))
+    assert not policies.allows("recon-lookup", Request("s3:GetObject", [f"{work}/reports/x/report.json"], {}))
+    assert not policies.allows("recon-merge", Request("s3:ListBucket", [work], {"s3:prefix": "config/"}))
+    assert not policies.allows("recon-hash", Request("s3:GetObject", ["arn:aws:s3:::other-bucket/x.parquet"], {}))
 
 
 # ------------------------------------------------------------------- runner

@@ -90,6 +90,18 @@ Backend = Callable[[str, bytes], LambdaReply]
 
 
 @dataclass
+class AwsCall:
+    """An AWS API call that went through the router (not a Lambda invoke)."""
+
+    app: str  # the `app/<name>` of the caller's user agent ("" if none)
+    method: str
+    path: str  # URL-decoded, without the query
+    query: dict[str, str]
+    target: str  # X-Amz-Target of JSON protocols (Glue, Step Functions), else ""
+    body: bytes
+
+
+@dataclass
 class Fault:
     """Fail the next `times` calls whose method and path (URL-decoded, without the
     query) match `path`, with an S3-style error."""
@@ -134,6 +146,7 @@ class Harness:
         self.machines = 0
         self.faults: list[Fault] = []
         self._faults_lock = threading.Lock()
+        self.aws_calls: list[AwsCall] = []
 
     @property
     def endpoint(self) -> str:
@@ -151,6 +164,21 @@ class Harness:
         with self._faults_lock:
             self.faults.append(fault)
         return fault
+
+    def _record(self, method: str, raw_path: str, headers, body: bytes):
+        parts = urllib.parse.urlsplit(raw_path)
+        agent = f"{headers.get('x-amz-user-agent', '')} {headers.get('user-agent', '')}"
+        app = re.search(r"\bapp/([\w.-]+)", agent)
+        call = AwsCall(
+            app=app.group(1) if app else "",
+            method=method,
+            path=urllib.parse.unquote(parts.path),
+            query=dict(urllib.parse.parse_qsl(parts.query, keep_blank_values=True)),
+            target=headers.get("X-Amz-Target", ""),
+            body=body,
+        )
+        with self._faults_lock:
+            self.aws_calls.append(call)
 
     def _fault_for(self, method: str, raw_path: str) -> Fault | None:
         path = urllib.parse.unquote(urllib.parse.urlsplit(raw_path).path)
@@ -223,6 +251,7 @@ class Harness:
                         reply = service_error(500, "ServiceException", f"test backend failed: {exc!r}")
                     self._reply(reply.status, [("Content-Type", "application/json"), *reply.headers], reply.body)
                     return
+                harness._record(self.command, self.path, self.headers, body)
                 fault = harness._fault_for(self.command, self.path)
                 if fault is not None:
                     reply = fault.reply()

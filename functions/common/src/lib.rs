@@ -82,14 +82,15 @@ pub fn init_tracing() {
 }
 
 /// The AWS config (standard chain, retries; see [`glue_recon::aws::load_config`]).
-pub async fn aws_config() -> aws_config::SdkConfig {
-    glue_recon::aws::load_config().await
+pub async fn aws_config(function: &str) -> aws_config::SdkConfig {
+    glue_recon::aws::load_config(function).await
 }
 
-/// The pipeline over `RECON_BUCKET`, with S3 storage and the Glue catalog.
-pub async fn pipeline_from_env() -> Result<Pipeline, ReconError> {
+/// The pipeline over `RECON_BUCKET`, with S3 storage and the Glue catalog; AWS calls
+/// carry `function` in their user agent.
+pub async fn pipeline_from_env(function: &str) -> Result<Pipeline, ReconError> {
     let bucket = required_env(RECON_BUCKET)?;
-    let conf = aws_config().await;
+    let conf = aws_config(function).await;
     Ok(Pipeline::new(
         glue_recon::aws::storage(&conf),
         Some(glue_recon::aws::glue::catalog(&conf)),
@@ -99,15 +100,19 @@ pub async fn pipeline_from_env() -> Result<Pipeline, ReconError> {
 
 /// Serve events with `handler` over one [`Pipeline`] built at cold start (tracing
 /// set up first, a missing `RECON_BUCKET` fails the start). The pipeline lives as
-/// long as the process, so handlers borrow it for `'static`.
-pub async fn run_with_pipeline<H, Fut, R>(handler: H) -> Result<(), lambda_runtime::Error>
+/// long as the process, so handlers borrow it for `'static`. `function` is the
+/// binary's name (`env!("CARGO_BIN_NAME")`).
+pub async fn run_with_pipeline<H, Fut, R>(
+    function: &str,
+    handler: H,
+) -> Result<(), lambda_runtime::Error>
 where
     H: Fn(&'static Pipeline, serde_json::Value) -> Fut,
     Fut: Future<Output = Result<R, FunctionError>>,
     R: serde::Serialize,
 {
     init_tracing();
-    let pipeline: &'static Pipeline = Box::leak(Box::new(pipeline_from_env().await?));
+    let pipeline: &'static Pipeline = Box::leak(Box::new(pipeline_from_env(function).await?));
     lambda_runtime::run(lambda_runtime::service_fn(
         move |event: lambda_runtime::LambdaEvent<serde_json::Value>| {
             handler(pipeline, event.payload)

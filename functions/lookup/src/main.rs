@@ -19,6 +19,8 @@ async fn handle(
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
     let config_uri: &'static str = required_env(RECON_CONFIG_URI)?.leak();
-    recon_functions::run_with_pipeline(move |pipeline, event| handle(pipeline, config_uri, event))
-        .await
+    recon_functions::run_with_pipeline(env!("CARGO_BIN_NAME"), move |pipeline, event| {
+        handle(pipeline, config_uri, event)
+    })
+    .await
 }

@@ -73,7 +73,7 @@ async fn handle(
 async fn main() -> Result<(), Error> {
     recon_functions::init_tracing();
     let arn = required_env(STATE_MACHINE_ARN)?;
-    let conf = recon_functions::aws_config().await;
+    let conf = recon_functions::aws_config(env!("CARGO_BIN_NAME")).await;
     let client = Client::new(&conf);
     let (client, arn) = (&client, arn.as_str());
     lambda_runtime::run(service_fn(move |event: LambdaEvent<serde_json::Value>| {
