@@ -36,17 +36,26 @@ pub struct RowInfo {
     pub tol: u32,
 }
 
-struct Entry {
+/// What the hash table holds: small, so probing stays in cache; the key's data is
+/// in [`Shard::entries`], appended in insertion order.
+#[derive(Clone, Copy)]
+struct Slot {
     hash64: u64,
+    entry: u32,
+}
+
+struct Entry {
     key_start: usize,
     key_len: u32,
     sides: [Option<RowInfo>; 2],
 }
 
-/// One shard: a hash table of entries, the key bytes arena and tolerance values.
+/// One shard: a hash table of slots, the entries, the key bytes arena and
+/// tolerance values.
 #[derive(Default)]
 pub struct Shard {
-    table: HashTable<Entry>,
+    table: HashTable<Slot>,
+    entries: Vec<Entry>,
     keys: Vec<u8>,
     tol: Vec<Option<f64>>,
 }
@@ -148,6 +157,7 @@ impl PartitionIndex {
                 .map(|_| {
                     Mutex::new(Shard {
                         table: HashTable::with_capacity(per_shard),
+                        entries: Vec::with_capacity(per_shard),
                         keys: Vec::new(),
                         tol: Vec::new(),
                     })
@@ -201,24 +211,30 @@ impl PartitionIndex {
             let shard = &mut *guard;
             for r in rows {
                 let key = &pending.keys[r.key_start as usize..(r.key_start + r.key_len) as usize];
-                let arena = &shard.keys;
-                let found = shard.table.find_mut(r.hash64, |e| {
-                    e.hash64 == r.hash64
-                        && e.key_len == r.key_len
-                        && &arena[e.key_start..e.key_start + e.key_len as usize] == key
-                });
+                let (arena, entries) = (&shard.keys, &shard.entries);
+                let found = shard
+                    .table
+                    .find(r.hash64, |slot| {
+                        slot.hash64 == r.hash64 && {
+                            let e = &entries[slot.entry as usize];
+                            e.key_len == r.key_len
+                                && &arena[e.key_start..e.key_start + e.key_len as usize] == key
+                        }
+                    })
+                    .map(|slot| slot.entry as usize);
                 let tol_at = shard.tol.len() as u32;
                 let tol_vals = &pending.tol[r.tol_start as usize..r.tol_start as usize + w];
+                let info = RowInfo {
+                    hash: r.row_hash,
+                    count: 1,
+                    loc: r.loc,
+                    tol: tol_at,
+                };
                 match found {
-                    Some(e) => match &mut e.sides[s] {
+                    Some(at) => match &mut shard.entries[at].sides[s] {
                         Some(info) => info.count += 1,
-                        None => {
-                            e.sides[s] = Some(RowInfo {
-                                hash: r.row_hash,
-                                count: 1,
-                                loc: r.loc,
-                                tol: tol_at,
-                            });
+                        side @ None => {
+                            *side = Some(info);
                             shard.tol.extend_from_slice(tol_vals);
                         }
                     },
@@ -226,22 +242,22 @@ impl PartitionIndex {
                         let key_start = shard.keys.len();
                         shard.keys.extend_from_slice(key);
                         let mut sides = [None, None];
-                        sides[s] = Some(RowInfo {
-                            hash: r.row_hash,
-                            count: 1,
-                            loc: r.loc,
-                            tol: tol_at,
-                        });
+                        sides[s] = Some(info);
                         shard.tol.extend_from_slice(tol_vals);
+                        let entry = u32::try_from(shard.entries.len())
+                            .expect("fewer than 2^32 distinct keys per shard");
+                        shard.entries.push(Entry {
+                            key_start,
+                            key_len: r.key_len,
+                            sides,
+                        });
                         shard.table.insert_unique(
                             r.hash64,
-                            Entry {
+                            Slot {
                                 hash64: r.hash64,
-                                key_start,
-                                key_len: r.key_len,
-                                sides,
+                                entry,
                             },
-                            |e| e.hash64,
+                            |slot| slot.hash64,
                         );
                     }
                 }
@@ -259,7 +275,7 @@ impl PartitionIndex {
         let w = self.tol_width;
         for shard in &self.shards {
             let shard = shard.lock().expect("poisoned");
-            for e in shard.table.iter() {
+            for e in &shard.entries {
                 let tol = |info: &Option<RowInfo>| -> &[Option<f64>] {
                     match info {
                         Some(i) => &shard.tol[i.tol as usize..i.tol as usize + w],
