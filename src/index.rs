@@ -176,10 +176,13 @@ impl PartitionIndex {
         self.hasher.hash_one(key)
     }
 
-    /// The shard of a key hash.
+    /// The shard of a key hash: bits 48.. that hashbrown uses for neither the bucket
+    /// (low bits) nor the control byte (top 7 bits). Sharding by the top bits would
+    /// leave every key of a shard with nearly the same control byte, and each probe
+    /// would compare many slots.
     #[inline]
     pub fn shard_of(hash64: u64) -> usize {
-        (hash64 >> 60) as usize & (SHARDS - 1)
+        (hash64 >> 48) as usize & (SHARDS - 1)
     }
 
     /// Rows read on a side (NULL keys included).
