@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "infra"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from iam_policy import Policies, Request  # noqa: E402
-from runner import run_tests  # noqa: E402
+from runner import Shared, run_tests  # noqa: E402
 from sfn_harness import (  # noqa: E402
     GLUE_EVENT,
     ROOT,
@@ -265,15 +265,13 @@ class E2E:
         self.h.alerts()
 
 
-_E2E: E2E | None = None
+_E2E = Shared(E2E)
 
 
 def e2e() -> E2E:
-    global _E2E
-    if _E2E is None:
-        _E2E = E2E()
-    _E2E.reset()
-    return _E2E
+    e = _E2E.get()
+    e.reset()
+    return e
 
 
 def glue_event(job: str, run_id: str) -> dict:
@@ -486,11 +484,7 @@ def test_every_aws_call_of_the_functions_is_allowed_by_their_roles_in_the_templa
 # ------------------------------------------------------------------- runner
 
 
-def teardown_module(module=None):
-    global _E2E
-    if _E2E is not None:
-        _E2E.close()
-        _E2E = None
+teardown_module = _E2E.teardown
 
 
 if __name__ == "__main__":

@@ -5,6 +5,25 @@ import os
 import time
 
 
+class Shared:
+    """One expensive fixture (a server, a harness) made by `make` on first use and
+    closed (its `close()`) by `teardown`, after the last test."""
+
+    def __init__(self, make):
+        self.make = make
+        self.value = None
+
+    def get(self):
+        if self.value is None:
+            self.value = self.make()
+        return self.value
+
+    def teardown(self, module=None):
+        if self.value is not None:
+            self.value.close()
+            self.value = None
+
+
 def run_tests(namespace: dict, teardown=None) -> int:
     """Run the `test_*` callables of `namespace` (a module's globals()) whose names
     contain $TEST_FILTER (default: all); 1 if any failed."""

@@ -13,7 +13,7 @@ a state machine that ran a Distributed Map, 5.2.5 can). Runs with plain
 """
 
 from __future__ import annotations
-from runner import run_tests
+from runner import Shared, run_tests
 
 import json
 import sys
@@ -99,7 +99,6 @@ class Stubs:
         }, False
 
 
-_HARNESS: StubHarness | None = None
 
 
 class StubHarness(Harness):
@@ -114,12 +113,13 @@ class StubHarness(Harness):
         self.alerts()
 
 
+_HARNESS = Shared(StubHarness)
+
+
 def harness() -> StubHarness:
-    global _HARNESS
-    if _HARNESS is None:
-        _HARNESS = StubHarness()
-    _HARNESS.reset()
-    return _HARNESS
+    h = _HARNESS.get()
+    h.reset()
+    return h
 
 
 def called(h: StubHarness) -> list[str]:
@@ -249,11 +249,7 @@ def test_a_failing_map_sends_the_failure_alert():
 # ------------------------------------------------------------------- runner
 
 
-def teardown_module(module=None):
-    global _HARNESS
-    if _HARNESS is not None:
-        _HARNESS.close()
-        _HARNESS = None
+teardown_module = _HARNESS.teardown
 
 
 if __name__ == "__main__":
