@@ -382,6 +382,22 @@ impl Config {
                     "{at}: `name` may only use letters, digits, '_', '-' and '.' (it becomes a path)"
                 )));
             }
+            if pair.name.chars().all(|c| c == '.') {
+                return Err(invalid(format!(
+                    "{at}: `name` cannot be only dots (it becomes a folder name)"
+                )));
+            }
+            let reserved = [
+                crate::dashboard::DASHBOARD_DIR,
+                crate::ledger::LEDGER_DIR,
+                crate::resolution::RESOLUTIONS_DIR,
+            ];
+            if reserved.iter().any(|r| r.eq_ignore_ascii_case(&pair.name)) {
+                return Err(invalid(format!(
+                    "{at}: `name` is taken by a folder of the report root ({}); choose another",
+                    reserved.join(", ")
+                )));
+            }
             if !seen.insert(pair.name.as_str()) {
                 return Err(invalid(format!("{at} is defined twice")));
             }
@@ -592,6 +608,15 @@ key = ["id"]
                 .to_string()
                 .contains("key")
         );
+    }
+
+    #[test]
+    fn pair_names_that_are_folders_of_the_report_root_or_dots_are_errors() {
+        for name in ["ledger", "Dashboard", "resolutions", "..", "."] {
+            let text = MINIMAL.replace("name = \"orders\"", &format!("name = \"{name}\""));
+            let err = Config::parse(&text, "t").unwrap_err().to_string();
+            assert!(err.contains(&format!("pair `{name}`")), "{name}: {err}");
+        }
     }
 
     #[test]
