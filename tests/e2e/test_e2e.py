@@ -314,6 +314,9 @@ def test_on_demand_run_reports_what_a_local_run_reports_and_alerts():
     assert out["report_uri"] in alert["Message"] and out["html_uri"] in alert["Message"], alert["Message"]
     assert "MISSING_IN_TARGET" in alert["Message"], alert["Message"]
     assert "@example.com" not in alert["Message"], "the masked email column never reaches the alert"
+    logs = Path(e.watch.log.name).read_text(errors="replace")
+    assert "recon-merge" in logs and "@example.com" not in logs, "nor the functions' logs"
+    assert "@example.com" not in json.dumps(report), "nor the report"
     print(f"     on-demand execution of {len(e.partitions)} partitions: {elapsed:.1f} s")
 
 
