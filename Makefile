@@ -44,8 +44,7 @@ deploy: setup ## sam build + sam deploy (--guided the first time); ARCH must mat
 	  sam deploy --guided --config-file $(CURDIR)/$(SAM_CONFIG); \
 	fi
 
-demo: ## Reconcile sample data twice (a clean day, then a day with planted problems) and build the dashboard
-	cargo build --release --quiet --bin glue-recon
+demo: release ## Reconcile sample data twice (a clean day, then a day with planted problems) and build the dashboard
 	rm -rf demo-data/reports
 	$(BIN) sample-data --out demo-data --clean
 	@$(BIN) run --config demo-data/recon.toml --out demo-data/reports \

@@ -451,20 +451,17 @@ fn exact(out: &mut Vec<u8>, mut m: i128, mut scale: i8) {
     if m == 0 {
         scale = 0;
     }
-    if scale > 0 {
-        // Strip trailing zeros; in i64 when the value fits (i128 division is a call).
-        if let Ok(mut small) = i64::try_from(m) {
-            while scale > 0 && small % 10 == 0 {
-                small /= 10;
-                scale -= 1;
-            }
-            m = small as i128;
-        } else {
-            while scale > 0 && m % 10 == 0 {
-                m /= 10;
-                scale -= 1;
-            }
+    // Strip trailing zeros; in i64 while the value fits (i128 division is a call).
+    while scale > 0 {
+        let (quotient, rest) = match i64::try_from(m) {
+            Ok(small) => ((small / 10) as i128, small % 10),
+            Err(_) => (m / 10, (m % 10) as i64),
+        };
+        if rest != 0 {
+            break;
         }
+        m = quotient;
+        scale -= 1;
     }
     out.push(tag::EXACT);
     out.push(scale as u8);

@@ -33,8 +33,8 @@ class Request:
     context: dict[str, str]
 
 
-def requests_of(call: AwsCall) -> list[Request]:
-    """The IAM actions a call needs (S3 path-style REST, Glue and Step Functions JSON)."""
+def request_of(call: AwsCall) -> Request:
+    """The IAM action a call needs (S3 path-style REST, Glue and Step Functions JSON)."""
     if call.target:
         service, op = call.target.split(".", 1)
         body = json.loads(call.body or b"{}")
@@ -45,17 +45,17 @@ def requests_of(call: AwsCall) -> list[Request]:
             resources = [f"{glue}:catalog", f"{glue}:database/{db}"]
             if op != "GetDatabase":
                 resources.append(f"{glue}:table/{db}/{table}")
-            return [Request(f"glue:{op}", resources, {})]
+            return Request(f"glue:{op}", resources, {})
         if service == "AWSStepFunctions":
-            return [Request(f"states:{op}", [body.get("stateMachineArn", "")], {})]
-        return [Request(f"unknown:{call.target}", [], {})]
+            return Request(f"states:{op}", [body.get("stateMachineArn", "")], {})
+        return Request(f"unknown:{call.target}", [], {})
     bucket, _, key = call.path.lstrip("/").partition("/")
     if not key:
         if call.method == "GET" and "list-type" in call.query:
-            return [Request("s3:ListBucket", [f"arn:aws:s3:::{bucket}"], {"s3:prefix": call.query.get("prefix", "")})]
-        return [Request(f"s3:{call.method}-bucket", [f"arn:aws:s3:::{bucket}"], {})]
+            return Request("s3:ListBucket", [f"arn:aws:s3:::{bucket}"], {"s3:prefix": call.query.get("prefix", "")})
+        return Request(f"s3:{call.method}-bucket", [f"arn:aws:s3:::{bucket}"], {})
     action = {"GET": "s3:GetObject", "HEAD": "s3:GetObject", "PUT": "s3:PutObject", "DELETE": "s3:DeleteObject"}
-    return [Request(action.get(call.method, f"s3:{call.method}"), [f"arn:aws:s3:::{bucket}/{key}"], {})]
+    return Request(action.get(call.method, f"s3:{call.method}"), [f"arn:aws:s3:::{bucket}/{key}"], {})
 
 
 class Policies:
@@ -136,7 +136,7 @@ class Policies:
         """The calls of a function that its role would refuse, described."""
         out = []
         for call in calls:
-            for req in requests_of(call):
-                if not self.allows(call.app, req):
-                    out.append(f"{call.app}: {req.action} on {req.resources} {req.context or ''}".rstrip())
+            req = request_of(call)
+            if not self.allows(call.app, req):
+                out.append(f"{call.app}: {req.action} on {req.resources} {req.context or ''}".rstrip())
         return out

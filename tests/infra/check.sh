@@ -81,9 +81,9 @@ check sam-validate sam sam validate --lint -t "$TEMPLATE"
 check asl-validator asl-validator asl_validate
 check checkov checkov checkov_scan
 if [[ ${1:-} != --static ]]; then
-check definition "$PY" "$PY" tests/infra/test_definition.py
-check event-pattern "$PY" "$PY" tests/infra/test_event_pattern.py
-check flow-stubs "$PY" "$PY" tests/infra/test_flow_stub.py
+    check definition "$PY" "$PY" tests/infra/test_definition.py
+    check event-pattern "$PY" "$PY" tests/infra/test_event_pattern.py
+    check flow-stubs "$PY" "$PY" tests/infra/test_flow_stub.py
 fi
 
 echo

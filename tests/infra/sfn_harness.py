@@ -69,8 +69,13 @@ def request_id() -> tuple[str, str]:
     return ("x-amzn-RequestId", f"test-{time.monotonic_ns()}")
 
 
+def ok_raw(body: bytes) -> LambdaReply:
+    """A function that returned `body` (JSON text)."""
+    return LambdaReply(200, body, [("X-Amz-Executed-Version", "$LATEST"), request_id()])
+
+
 def ok(payload) -> LambdaReply:
-    return LambdaReply(200, json.dumps(payload).encode(), [("X-Amz-Executed-Version", "$LATEST"), request_id()])
+    return ok_raw(json.dumps(payload).encode())
 
 
 def function_error(error_type: str, message: str) -> LambdaReply:
