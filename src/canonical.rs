@@ -9,7 +9,9 @@
 //! struct fields by name and map entries in key order.
 //!
 //! The encoding is versioned by [`HASH_ENCODING_VERSION`]: any change to the bytes
-//! written here must bump it, because ledgers compare hashes across runs.
+//! written here must bump it, because reports and ledger rows record the version their
+//! verdicts were computed with. Numbers, lengths and counts are varints (LEB128,
+//! zigzag for signed numbers), so a typical row fits two SHA-256 blocks.
 
 use arrow::array::{
     Array, ArrayRef, AsArray, BooleanArray, FixedSizeBinaryArray, GenericByteArray,
@@ -21,7 +23,7 @@ use arrow::datatypes::*;
 use crate::error::{ReconError, Result};
 
 /// Version of the canonical encoding. Bump on any change to the bytes.
-pub const HASH_ENCODING_VERSION: u32 = 1;
+pub const HASH_ENCODING_VERSION: u32 = 2;
 
 /// Type tags: the first byte of every encoded value.
 mod tag {
@@ -304,81 +306,99 @@ impl<'a> Encoder<'a> {
     /// Append the canonical encoding of `row` to `out`.
     #[inline]
     pub fn encode(&self, row: usize, out: &mut Vec<u8>) {
-        if let Some(n) = self.nulls
-            && n.is_null(row)
-        {
-            out.push(tag::NULL);
-            return;
-        }
+        self.encode_each(std::iter::once((row, out)));
+    }
+
+    /// Append the canonical encoding of every row to its own buffer (`outs[row]`),
+    /// the whole column in one loop: the type is dispatched once, not per value.
+    pub fn encode_rows(&self, outs: &mut [Vec<u8>]) {
+        self.encode_each(outs.iter_mut().enumerate());
+    }
+
+    /// The one definition of the encoding, looped over `(row, buffer)` pairs inside
+    /// each type's arm.
+    #[inline(always)]
+    fn encode_each<'o>(&self, rows: impl Iterator<Item = (usize, &'o mut Vec<u8>)>) {
         match &self.kind {
-            Kind::AllNull => out.push(tag::NULL),
-            Kind::Constant(bytes) => out.extend_from_slice(bytes),
-            Kind::Bool(a) => {
-                out.push(tag::BOOL);
-                out.push(a.value(row) as u8);
+            Kind::AllNull => self.each(rows, |_, out| out.push(tag::NULL)),
+            Kind::Constant(bytes) => self.each(rows, |_, out| out.extend_from_slice(bytes)),
+            Kind::Bool(a) => self.each(rows, |row, out| {
+                out.extend_from_slice(&[tag::BOOL, a.value(row) as u8])
+            }),
+            Kind::I8(v) => self.each(rows, |row, out| exact(out, v[row] as i128, 0)),
+            Kind::I16(v) => self.each(rows, |row, out| exact(out, v[row] as i128, 0)),
+            Kind::I32(v) => self.each(rows, |row, out| exact(out, v[row] as i128, 0)),
+            Kind::I64(v) => self.each(rows, |row, out| exact(out, v[row] as i128, 0)),
+            Kind::U8(v) => self.each(rows, |row, out| exact(out, v[row] as i128, 0)),
+            Kind::U16(v) => self.each(rows, |row, out| exact(out, v[row] as i128, 0)),
+            Kind::U32(v) => self.each(rows, |row, out| exact(out, v[row] as i128, 0)),
+            Kind::U64(v) => self.each(rows, |row, out| exact(out, v[row] as i128, 0)),
+            Kind::Dec32(v, s) => self.each(rows, |row, out| exact(out, v[row] as i128, *s)),
+            Kind::Dec64(v, s) => self.each(rows, |row, out| exact(out, v[row] as i128, *s)),
+            Kind::Dec128(v, s) => self.each(rows, |row, out| exact(out, v[row], *s)),
+            Kind::Dec256(v, s) => self.each(rows, |row, out| exact_wide(out, v[row], *s)),
+            Kind::F16(v) => self.each(rows, |row, out| float(out, f64::from(v[row]))),
+            Kind::F32(v) => self.each(rows, |row, out| float(out, v[row] as f64)),
+            Kind::F64(v) => self.each(rows, |row, out| float(out, v[row])),
+            Kind::Utf8(a, r) => self.each(rows, |row, out| string(out, a.value(row), *r)),
+            Kind::LargeUtf8(a, r) => self.each(rows, |row, out| string(out, a.value(row), *r)),
+            Kind::Utf8View(a, r) => self.each(rows, |row, out| string(out, a.value(row), *r)),
+            Kind::Binary(a) => self.each(rows, |row, out| bytes(out, tag::BINARY, a.value(row))),
+            Kind::LargeBinary(a) => {
+                self.each(rows, |row, out| bytes(out, tag::BINARY, a.value(row)))
             }
-            Kind::I8(v) => exact(out, v[row] as i128, 0),
-            Kind::I16(v) => exact(out, v[row] as i128, 0),
-            Kind::I32(v) => exact(out, v[row] as i128, 0),
-            Kind::I64(v) => exact(out, v[row] as i128, 0),
-            Kind::U8(v) => exact(out, v[row] as i128, 0),
-            Kind::U16(v) => exact(out, v[row] as i128, 0),
-            Kind::U32(v) => exact(out, v[row] as i128, 0),
-            Kind::U64(v) => exact(out, v[row] as i128, 0),
-            Kind::Dec32(v, s) => exact(out, v[row] as i128, *s),
-            Kind::Dec64(v, s) => exact(out, v[row] as i128, *s),
-            Kind::Dec128(v, s) => exact(out, v[row], *s),
-            Kind::Dec256(v, s) => exact_wide(out, v[row], *s),
-            Kind::F16(v) => float(out, f64::from(v[row])),
-            Kind::F32(v) => float(out, v[row] as f64),
-            Kind::F64(v) => float(out, v[row]),
-            Kind::Utf8(a, r) => string(out, a.value(row), *r),
-            Kind::LargeUtf8(a, r) => string(out, a.value(row), *r),
-            Kind::Utf8View(a, r) => string(out, a.value(row), *r),
-            Kind::Binary(a) => bytes(out, tag::BINARY, a.value(row)),
-            Kind::LargeBinary(a) => bytes(out, tag::BINARY, a.value(row)),
-            Kind::BinaryView(a) => bytes(out, tag::BINARY, a.value(row)),
-            Kind::FixedBinary(a) => bytes(out, tag::BINARY, a.value(row)),
-            Kind::Date32(v) => date(out, v[row]),
-            Kind::Date64(v) => date(out, v[row].div_euclid(86_400_000) as i32),
-            Kind::Timestamp(v, f) => {
+            Kind::BinaryView(a) => {
+                self.each(rows, |row, out| bytes(out, tag::BINARY, a.value(row)))
+            }
+            Kind::FixedBinary(a) => {
+                self.each(rows, |row, out| bytes(out, tag::BINARY, a.value(row)))
+            }
+            Kind::Date32(v) => self.each(rows, |row, out| date(out, v[row])),
+            Kind::Date64(v) => self.each(rows, |row, out| {
+                date(out, v[row].div_euclid(86_400_000) as i32)
+            }),
+            Kind::Timestamp(v, f) => self.each(rows, |row, out| {
                 out.push(tag::TIMESTAMP);
-                out.extend_from_slice(&(v[row] as i128 * f).to_le_bytes());
-            }
-            Kind::Time32(v, f) => time(out, v[row] as i64 * f),
-            Kind::Time64(v, f) => time(out, v[row] * f),
-            Kind::Duration(v, f) => {
+                ivarint(out, v[row] as i128 * f);
+            }),
+            Kind::Time32(v, f) => self.each(rows, |row, out| time(out, v[row] as i64 * f)),
+            Kind::Time64(v, f) => self.each(rows, |row, out| time(out, v[row] * f)),
+            Kind::Duration(v, f) => self.each(rows, |row, out| {
                 out.push(tag::DURATION);
-                out.extend_from_slice(&(v[row] as i128 * f).to_le_bytes());
-            }
-            Kind::IntervalYm(v) => interval(out, v[row], 0, 0),
-            Kind::IntervalDt(v) => {
+                ivarint(out, v[row] as i128 * f);
+            }),
+            Kind::IntervalYm(v) => self.each(rows, |row, out| interval(out, v[row], 0, 0)),
+            Kind::IntervalDt(v) => self.each(rows, |row, out| {
                 interval(out, 0, v[row].days, v[row].milliseconds as i64 * 1_000_000)
+            }),
+            Kind::IntervalMdn(v) => self.each(rows, |row, out| {
+                interval(out, v[row].months, v[row].days, v[row].nanoseconds)
+            }),
+            Kind::Dict { keys, values } => {
+                self.each(rows, |row, out| out.extend_from_slice(&values[keys[row]]))
             }
-            Kind::IntervalMdn(v) => interval(out, v[row].months, v[row].days, v[row].nanoseconds),
-            Kind::Dict { keys, values } => out.extend_from_slice(&values[keys[row]]),
-            Kind::List { offsets, child } => {
+            Kind::List { offsets, child } => self.each(rows, |row, out| {
                 let range = offsets.range(row);
                 out.push(tag::LIST);
-                out.extend_from_slice(&(range.len() as u32).to_le_bytes());
+                uvarint(out, range.len() as u64);
                 for i in range {
                     child.encode(i, out);
                 }
-            }
-            Kind::Struct(fields) => {
+            }),
+            Kind::Struct(fields) => self.each(rows, |row, out| {
                 out.push(tag::STRUCT);
-                out.extend_from_slice(&(fields.len() as u32).to_le_bytes());
+                uvarint(out, fields.len() as u64);
                 for (name, enc) in fields {
-                    out.extend_from_slice(&(name.len() as u32).to_le_bytes());
+                    uvarint(out, name.len() as u64);
                     out.extend_from_slice(name.as_bytes());
                     enc.encode(row, out);
                 }
-            }
+            }),
             Kind::Map {
                 offsets,
                 keys,
                 values,
-            } => {
+            } => self.each(rows, |row, out| {
                 let (start, end) = (offsets[row] as usize, offsets[row + 1] as usize);
                 let mut entries: Vec<(Vec<u8>, Vec<u8>)> = (start..end)
                     .map(|i| {
@@ -390,12 +410,33 @@ impl<'a> Encoder<'a> {
                     .collect();
                 entries.sort();
                 out.push(tag::MAP);
-                out.extend_from_slice(&(entries.len() as u32).to_le_bytes());
+                uvarint(out, entries.len() as u64);
                 for (k, v) in entries {
                     out.extend_from_slice(&k);
                     out.extend_from_slice(&v);
                 }
+            }),
+        }
+    }
+
+    /// Run `f` on every non-NULL row; NULL rows get the NULL tag.
+    #[inline(always)]
+    fn each<'o>(
+        &self,
+        rows: impl Iterator<Item = (usize, &'o mut Vec<u8>)>,
+        f: impl Fn(usize, &mut Vec<u8>),
+    ) {
+        match self.nulls {
+            Some(n) => {
+                for (row, out) in rows {
+                    if n.is_null(row) {
+                        out.push(tag::NULL);
+                    } else {
+                        f(row, out);
+                    }
+                }
             }
+            None => rows.for_each(|(row, out)| f(row, out)),
         }
     }
 }
@@ -463,9 +504,8 @@ fn exact(out: &mut Vec<u8>, mut m: i128, mut scale: i8) {
         m = quotient;
         scale -= 1;
     }
-    out.push(tag::EXACT);
-    out.push(scale as u8);
-    out.extend_from_slice(&m.to_le_bytes());
+    out.extend_from_slice(&[tag::EXACT, scale as u8]);
+    ivarint(out, m);
 }
 
 /// 256-bit decimals: written like [`exact`] when the normalised value fits i128.
@@ -513,7 +553,7 @@ fn float(out: &mut Vec<u8>, v: f64) {
 #[inline]
 fn bytes(out: &mut Vec<u8>, t: u8, b: &[u8]) {
     out.push(t);
-    out.extend_from_slice(&(b.len() as u32).to_le_bytes());
+    uvarint(out, b.len() as u64);
     out.extend_from_slice(b);
 }
 
@@ -535,20 +575,51 @@ fn string(out: &mut Vec<u8>, s: &str, rules: StringRules) {
 #[inline]
 fn date(out: &mut Vec<u8>, days: i32) {
     out.push(tag::DATE);
-    out.extend_from_slice(&days.to_le_bytes());
+    ivarint(out, days as i128);
 }
 
 #[inline]
 fn time(out: &mut Vec<u8>, nanos: i64) {
     out.push(tag::TIME);
-    out.extend_from_slice(&nanos.to_le_bytes());
+    ivarint(out, nanos as i128);
 }
 
 fn interval(out: &mut Vec<u8>, months: i32, days: i32, nanos: i64) {
     out.push(tag::INTERVAL);
-    out.extend_from_slice(&months.to_le_bytes());
-    out.extend_from_slice(&days.to_le_bytes());
-    out.extend_from_slice(&nanos.to_le_bytes());
+    ivarint(out, months as i128);
+    ivarint(out, days as i128);
+    ivarint(out, nanos as i128);
+}
+
+/// Append `v` as unsigned LEB128: seven bits a byte, lowest first, the high bit set on
+/// every byte but the last; minimal (no empty high groups), so one number has one
+/// encoding.
+#[inline]
+fn uvarint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// Append a signed number zigzag-mapped (0, -1, 1, -2 ... to 0, 1, 2, 3 ...) as
+/// unsigned LEB128, so small magnitudes of either sign take few bytes.
+#[inline]
+fn ivarint(out: &mut Vec<u8>, v: i128) {
+    match i64::try_from(v) {
+        // The same zigzag value, in 64-bit arithmetic.
+        Ok(v) => uvarint(out, ((v << 1) ^ (v >> 63)) as u64),
+        Err(_) => {
+            // The groups above 64 bits in u128 arithmetic, the rest with `uvarint`.
+            let mut z = ((v << 1) ^ (v >> 127)) as u128;
+            while z > u64::MAX as u128 {
+                out.push(z as u8 | 0x80);
+                z >>= 7;
+            }
+            uvarint(out, z as u64);
+        }
+    }
 }
 
 /// Whether encoded bytes are a NULL value.
@@ -591,11 +662,32 @@ fn take<'b>(cursor: &mut &'b [u8], n: usize) -> &'b [u8] {
     head
 }
 
-fn take_u32(cursor: &mut &[u8]) -> usize {
-    let b = take(cursor, 4);
-    let mut a = [0u8; 4];
-    a[..b.len()].copy_from_slice(b);
-    u32::from_le_bytes(a) as usize
+/// Read an unsigned LEB128 number (see [`uvarint`]); stops at the end of the input.
+fn take_uvarint(cursor: &mut &[u8]) -> u128 {
+    let mut v = 0u128;
+    let mut shift = 0;
+    while let Some((&b, rest)) = cursor.split_first() {
+        *cursor = rest;
+        if shift < 128 {
+            v |= ((b & 0x7f) as u128) << shift;
+        }
+        shift += 7;
+        if b & 0x80 == 0 {
+            break;
+        }
+    }
+    v
+}
+
+/// Read a zigzag LEB128 number (see [`ivarint`]).
+fn take_ivarint(cursor: &mut &[u8]) -> i128 {
+    let u = take_uvarint(cursor);
+    (u >> 1) as i128 ^ -((u & 1) as i128)
+}
+
+/// Read a length or count.
+fn take_len(cursor: &mut &[u8]) -> usize {
+    usize::try_from(take_uvarint(cursor)).unwrap_or(usize::MAX)
 }
 
 fn take_array<const N: usize>(cursor: &mut &[u8]) -> [u8; N] {
@@ -639,8 +731,7 @@ fn read_display(cursor: &mut &[u8]) -> String {
         tag::BOOL => (take(cursor, 1).first() == Some(&1)).to_string(),
         tag::EXACT => {
             let scale = take(cursor, 1).first().copied().unwrap_or(0) as usize;
-            let m = i128::from_le_bytes(take_array(cursor));
-            decimal_string(m.to_string(), scale)
+            decimal_string(take_ivarint(cursor).to_string(), scale)
         }
         tag::EXACT_WIDE => {
             let scale = take(cursor, 1).first().copied().unwrap_or(0) as usize;
@@ -649,43 +740,45 @@ fn read_display(cursor: &mut &[u8]) -> String {
         }
         tag::FLOAT => f64::from_bits(u64::from_le_bytes(take_array(cursor))).to_string(),
         tag::STRING => {
-            let n = take_u32(cursor);
+            let n = take_len(cursor);
             String::from_utf8_lossy(take(cursor, n)).into_owned()
         }
         tag::BINARY => {
-            let n = take_u32(cursor);
+            let n = take_len(cursor);
             let hex: String = take(cursor, n).iter().map(|b| format!("{b:02x}")).collect();
             format!("0x{hex}")
         }
         tag::DATE => {
-            let days = i32::from_le_bytes(take_array(cursor));
-            chrono::NaiveDate::from_ymd_opt(1970, 1, 1)
-                .and_then(|e| e.checked_add_signed(chrono::TimeDelta::days(days as i64)))
+            let days = take_ivarint(cursor);
+            i64::try_from(days)
+                .ok()
+                .and_then(chrono::TimeDelta::try_days)
+                .and_then(|d| chrono::NaiveDate::from_ymd_opt(1970, 1, 1)?.checked_add_signed(d))
                 .map_or_else(|| format!("{days}d"), |d| d.format("%Y-%m-%d").to_string())
         }
-        tag::TIMESTAMP => format_nanos(i128::from_le_bytes(take_array(cursor))),
+        tag::TIMESTAMP => format_nanos(take_ivarint(cursor)),
         tag::TIME => {
-            let nanos = i64::from_le_bytes(take_array(cursor)) as i128;
-            let s = format_nanos(nanos);
+            let s = format_nanos(take_ivarint(cursor));
             s.split_once('T').map_or(s.clone(), |(_, t)| t.to_string())
         }
-        tag::DURATION => format!("{}ns", i128::from_le_bytes(take_array(cursor))),
+        tag::DURATION => format!("{}ns", take_ivarint(cursor)),
         tag::INTERVAL => {
-            let months = i32::from_le_bytes(take_array(cursor));
-            let days = i32::from_le_bytes(take_array(cursor));
-            let nanos = i64::from_le_bytes(take_array(cursor));
+            let months = take_ivarint(cursor);
+            let days = take_ivarint(cursor);
+            let nanos = take_ivarint(cursor);
             format!("{months} months {days} days {nanos}ns")
         }
         tag::LIST => {
-            let n = take_u32(cursor);
+            // Every element takes at least one byte: a count beyond the input is corrupt.
+            let n = take_len(cursor).min(cursor.len());
             let items: Vec<String> = (0..n).map(|_| read_display(cursor)).collect();
             format!("[{}]", items.join(", "))
         }
         tag::STRUCT => {
-            let n = take_u32(cursor);
+            let n = take_len(cursor).min(cursor.len());
             let fields: Vec<String> = (0..n)
                 .map(|_| {
-                    let len = take_u32(cursor);
+                    let len = take_len(cursor);
                     let name = String::from_utf8_lossy(take(cursor, len)).into_owned();
                     format!("{name}: {}", read_display(cursor))
                 })
@@ -693,7 +786,7 @@ fn read_display(cursor: &mut &[u8]) -> String {
             format!("{{{}}}", fields.join(", "))
         }
         tag::MAP => {
-            let n = take_u32(cursor);
+            let n = take_len(cursor).min(cursor.len());
             let entries: Vec<String> = (0..n)
                 .map(|_| {
                     let k = read_display(cursor);

@@ -1,7 +1,14 @@
-//! The in-memory index of one partition: every key of both sides with its row hash,
-//! occurrence count and location. Sharded by key hash so that several row-group
-//! tasks insert concurrently with little lock contention; memory is bounded by the
-//! partition (about 120 bytes per distinct key), not by the table.
+//! The keys of one partition (both sides) with their row hashes, built in two phases
+//! so the join stays in cache however large the partition is:
+//!
+//! 1. **Scatter.** Every row-group task appends its hashed rows to a private
+//!    [`Spill`], one bucket per range of key hashes (sequential writes, no locks),
+//!    and hands the buckets to the [`PartitionIndex`] when it is done.
+//! 2. **Join.** [`PartitionIndex::drain_keys`] takes one bucket at a time, joins its
+//!    rows of both sides in a hash table small enough for the core's cache, and
+//!    visits every key.
+//!
+//! Memory is bounded by the partition (about 100 bytes per row), not by the table.
 
 use std::hash::BuildHasher;
 use std::sync::Mutex;
@@ -10,9 +17,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use hashbrown::HashTable;
 
 use crate::plan::Side;
+use crate::row_hash::RowHash;
 
-/// Number of shards (a power of two).
-pub const SHARDS: usize = 16;
+/// Keys per bucket the index aims at: a bucket's join table and entries then fit in
+/// a core's L2 cache.
+const KEYS_PER_BUCKET: usize = 1024;
+
+/// Most buckets an index uses.
+const MAX_BUCKETS: usize = 4096;
 
 /// Where a row is: file index (within its side of the item) and row number in the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -27,83 +39,79 @@ pub struct RowLoc {
 #[derive(Debug, Clone, Copy)]
 pub struct RowInfo {
     /// SHA-256 of the canonical encoding of the hashed columns.
-    pub hash: [u8; 32],
+    pub hash: RowHash,
     /// How many rows have this key on this side.
     pub count: u32,
-    /// Where the first such row is.
+    /// Where the first such row is (in file order).
     pub loc: RowLoc,
-    /// Offset of the row's tolerance-column values in the shard's arena.
-    pub tol: u32,
+    /// Offset of the row's tolerance-column values in the bucket's copy.
+    tol: u32,
 }
 
-/// What the hash table holds: small, so probing stays in cache; the key's data is
-/// in [`Shard::entries`], appended in insertion order.
+/// One hashed row in a bucket: its key bytes and tolerance values are in the
+/// bucket's arenas.
 #[derive(Clone, Copy)]
-struct Slot {
+struct Rec {
     hash64: u64,
-    entry: u32,
-}
-
-struct Entry {
-    key_start: usize,
+    row_hash: RowHash,
+    loc: RowLoc,
+    key_start: u32,
     key_len: u32,
-    sides: [Option<RowInfo>; 2],
+    tol_start: u32,
 }
 
-/// One shard: a hash table of slots, the entries, the key bytes arena and
-/// tolerance values.
+/// The rows of one side, one task and one bucket.
 #[derive(Default)]
-pub struct Shard {
-    table: HashTable<Slot>,
-    entries: Vec<Entry>,
+struct Chunk {
+    recs: Vec<Rec>,
     keys: Vec<u8>,
     tol: Vec<Option<f64>>,
 }
 
-/// A row waiting to be inserted (built by the scanner, outside any lock).
-#[derive(Debug, Clone, Copy)]
-pub struct PendingRow {
-    /// Hash of the key bytes (selects the shard).
-    pub hash64: u64,
-    /// Range of the key bytes in [`Pending::keys`].
-    pub key_start: u32,
-    /// Length of the key bytes.
-    pub key_len: u32,
-    /// Row hash.
-    pub row_hash: [u8; 32],
-    /// Location.
-    pub loc: RowLoc,
-    /// Start of the tolerance values in [`Pending::tol`].
-    pub tol_start: u32,
-}
-
-/// Rows of one record batch, grouped by shard.
-pub struct Pending {
-    /// Rows per shard.
-    pub shards: Vec<Vec<PendingRow>>,
-    /// Key bytes of all rows.
-    pub keys: Vec<u8>,
-    /// Tolerance values of all rows (`tol_width` per row).
-    pub tol: Vec<Option<f64>>,
-}
-
-impl Default for Pending {
-    fn default() -> Self {
-        Pending {
-            shards: (0..SHARDS).map(|_| Vec::new()).collect(),
-            keys: Vec::new(),
-            tol: Vec::new(),
-        }
+impl Chunk {
+    fn key(&self, r: &Rec) -> &[u8] {
+        &self.keys[r.key_start as usize..(r.key_start + r.key_len) as usize]
     }
 }
 
-impl Pending {
-    /// Forget the rows, keep the buffers.
-    pub fn clear(&mut self) {
-        self.shards.iter_mut().for_each(Vec::clear);
-        self.keys.clear();
-        self.tol.clear();
+/// The rows one task hashed, by bucket; given to [`PartitionIndex::absorb`] at the end.
+pub struct Spill {
+    side: Side,
+    chunks: Vec<Chunk>,
+    bucket_shift: u32,
+}
+
+impl Spill {
+    /// Add one hashed row. `tol` yields the row's tolerance-column values.
+    #[inline]
+    pub fn push(
+        &mut self,
+        hash64: u64,
+        key: &[u8],
+        row_hash: RowHash,
+        loc: RowLoc,
+        tol: impl Iterator<Item = Option<f64>>,
+    ) {
+        let c = &mut self.chunks[bucket_of(hash64, self.bucket_shift)];
+        c.recs.push(Rec {
+            hash64,
+            row_hash,
+            loc,
+            key_start: c.keys.len() as u32,
+            key_len: key.len() as u32,
+            tol_start: c.tol.len() as u32,
+        });
+        c.keys.extend_from_slice(key);
+        c.tol.extend(tol);
     }
+}
+
+/// The bucket of a key hash: bits 32.. that hashbrown uses for neither the slot
+/// (low bits) nor the control byte (top 7 bits), so keys of one bucket still spread
+/// over their table.
+#[inline]
+fn bucket_of(hash64: u64, shift: u32) -> usize {
+    ((hash64 >> 32) as u32 >> shift) as usize
 }
 
 /// A row with a NULL key column.
@@ -119,7 +127,9 @@ pub struct NullKeyRow {
 
 /// The index of one partition (both sides).
 pub struct PartitionIndex {
-    shards: Vec<Mutex<Shard>>,
+    /// Per bucket, the chunks the tasks handed over, with their side.
+    buckets: Vec<Mutex<Vec<(Side, Chunk)>>>,
+    bucket_shift: u32,
     null_keys: Mutex<Vec<NullKeyRow>>,
     tol_width: usize,
     rows: [AtomicU64; 2],
@@ -140,29 +150,25 @@ pub struct KeyView<'a> {
     pub target_tol: &'a [Option<f64>],
 }
 
-fn slot(side: Side) -> usize {
-    match side {
-        Side::Source => 0,
-        Side::Target => 1,
-    }
+/// A key while its bucket is joined: where its bytes are, and what each side has.
+struct Entry {
+    hash64: u64,
+    chunk: u32,
+    rec: u32,
+    sides: [Option<RowInfo>; 2],
 }
 
 impl PartitionIndex {
-    /// An empty index for rows with `tol_width` tolerance columns, sized for about
-    /// `expected_keys` distinct keys (from the Parquet footers) so it never rehashes.
+    /// An empty index for rows with `tol_width` tolerance columns, with buckets for
+    /// about `expected_keys` distinct keys (from the Parquet footers).
     pub fn new(tol_width: usize, expected_keys: usize) -> Self {
-        let per_shard = expected_keys.div_ceil(SHARDS) + expected_keys / (SHARDS * 16);
+        let buckets = expected_keys
+            .div_ceil(KEYS_PER_BUCKET)
+            .next_power_of_two()
+            .clamp(1, MAX_BUCKETS);
         PartitionIndex {
-            shards: (0..SHARDS)
-                .map(|_| {
-                    Mutex::new(Shard {
-                        table: HashTable::with_capacity(per_shard),
-                        entries: Vec::with_capacity(per_shard),
-                        keys: Vec::new(),
-                        tol: Vec::new(),
-                    })
-                })
-                .collect(),
+            buckets: (0..buckets).map(|_| Mutex::new(Vec::new())).collect(),
+            bucket_shift: 32 - buckets.trailing_zeros(),
             null_keys: Mutex::new(Vec::new()),
             tol_width,
             rows: [AtomicU64::new(0), AtomicU64::new(0)],
@@ -170,24 +176,41 @@ impl PartitionIndex {
         }
     }
 
-    /// Hash of key bytes (shard selection and table hash).
+    /// Hash of key bytes (bucket selection and join table hash).
     #[inline]
     pub fn key_hash(&self, key: &[u8]) -> u64 {
         self.hasher.hash_one(key)
     }
 
-    /// The shard of a key hash: bits 48.. that hashbrown uses for neither the bucket
-    /// (low bits) nor the control byte (top 7 bits). Sharding by the top bits would
-    /// leave every key of a shard with nearly the same control byte, and each probe
-    /// would compare many slots.
-    #[inline]
-    pub fn shard_of(hash64: u64) -> usize {
-        (hash64 >> 48) as usize & (SHARDS - 1)
+    /// An empty spill for a task that will hash about `rows` rows of `side`.
+    pub fn spill(&self, side: Side, rows: usize) -> Spill {
+        let n = self.buckets.len();
+        let per = rows / n + rows / (n * 8) + 4;
+        Spill {
+            side,
+            chunks: (0..n)
+                .map(|_| Chunk {
+                    recs: Vec::with_capacity(per),
+                    keys: Vec::new(),
+                    tol: Vec::new(),
+                })
+                .collect(),
+            bucket_shift: self.bucket_shift,
+        }
+    }
+
+    /// Take over a task's rows.
+    pub fn absorb(&self, spill: Spill) {
+        for (bucket, chunk) in self.buckets.iter().zip(spill.chunks) {
+            if !chunk.recs.is_empty() {
+                bucket.lock().expect("poisoned").push((spill.side, chunk));
+            }
+        }
     }
 
     /// Rows read on a side (NULL keys included).
     pub fn rows(&self, side: Side) -> u64 {
-        self.rows[slot(side)].load(Ordering::Relaxed)
+        self.rows[side.index()].load(Ordering::Relaxed)
     }
 
     /// Record rows with NULL keys.
@@ -199,73 +222,7 @@ impl PartitionIndex {
 
     /// Count rows read on a side.
     pub fn add_rows(&self, side: Side, n: u64) {
-        self.rows[slot(side)].fetch_add(n, Ordering::Relaxed);
-    }
-
-    /// Insert a batch of pending rows of one side.
-    pub fn insert(&self, side: Side, pending: &Pending) {
-        let s = slot(side);
-        let w = self.tol_width;
-        for (shard_no, rows) in pending.shards.iter().enumerate() {
-            if rows.is_empty() {
-                continue;
-            }
-            let mut guard = self.shards[shard_no].lock().expect("poisoned");
-            let shard = &mut *guard;
-            for r in rows {
-                let key = &pending.keys[r.key_start as usize..(r.key_start + r.key_len) as usize];
-                let (arena, entries) = (&shard.keys, &shard.entries);
-                let found = shard
-                    .table
-                    .find(r.hash64, |slot| {
-                        slot.hash64 == r.hash64 && {
-                            let e = &entries[slot.entry as usize];
-                            e.key_len == r.key_len
-                                && &arena[e.key_start..e.key_start + e.key_len as usize] == key
-                        }
-                    })
-                    .map(|slot| slot.entry as usize);
-                let tol_at = shard.tol.len() as u32;
-                let tol_vals = &pending.tol[r.tol_start as usize..r.tol_start as usize + w];
-                let info = RowInfo {
-                    hash: r.row_hash,
-                    count: 1,
-                    loc: r.loc,
-                    tol: tol_at,
-                };
-                match found {
-                    Some(at) => match &mut shard.entries[at].sides[s] {
-                        Some(info) => info.count += 1,
-                        side @ None => {
-                            *side = Some(info);
-                            shard.tol.extend_from_slice(tol_vals);
-                        }
-                    },
-                    None => {
-                        let key_start = shard.keys.len();
-                        shard.keys.extend_from_slice(key);
-                        let mut sides = [None, None];
-                        sides[s] = Some(info);
-                        shard.tol.extend_from_slice(tol_vals);
-                        let entry = u32::try_from(shard.entries.len())
-                            .expect("fewer than 2^32 distinct keys per shard");
-                        shard.entries.push(Entry {
-                            key_start,
-                            key_len: r.key_len,
-                            sides,
-                        });
-                        shard.table.insert_unique(
-                            r.hash64,
-                            Slot {
-                                hash64: r.hash64,
-                                entry,
-                            },
-                            |slot| slot.hash64,
-                        );
-                    }
-                }
-            }
-        }
+        self.rows[side.index()].fetch_add(n, Ordering::Relaxed);
     }
 
     /// Take the rows with NULL keys.
@@ -273,24 +230,75 @@ impl PartitionIndex {
         std::mem::take(&mut *self.null_keys.lock().expect("poisoned"))
     }
 
-    /// Visit every key (shard by shard).
-    pub fn for_each(&self, mut f: impl FnMut(KeyView<'_>)) {
+    /// Visit every key, bucket by bucket, releasing each bucket's rows once joined.
+    /// Within a key, the first row of a side is the first in (file, row) order.
+    pub fn drain_keys(&self, mut f: impl FnMut(KeyView<'_>)) {
         let w = self.tol_width;
-        for shard in &self.shards {
-            let shard = shard.lock().expect("poisoned");
-            for e in &shard.entries {
-                let tol = |info: &Option<RowInfo>| -> &[Option<f64>] {
-                    match info {
-                        Some(i) => &shard.tol[i.tol as usize..i.tol as usize + w],
-                        None => &[],
+        let mut table: HashTable<u32> = HashTable::new();
+        let mut entries: Vec<Entry> = Vec::new();
+        let mut tol: Vec<Option<f64>> = Vec::new();
+        for bucket in &self.buckets {
+            let mut chunks = std::mem::take(&mut *bucket.lock().expect("poisoned"));
+            // Sides and files in order, whatever order the tasks ended in: the first
+            // row of a key is then the first in the files.
+            chunks.sort_by_key(|(side, c)| (side.index(), c.recs[0].loc));
+            table.clear();
+            entries.clear();
+            tol.clear();
+            for (chunk_no, (side, chunk)) in chunks.iter().enumerate() {
+                let s = side.index();
+                for (rec_no, r) in chunk.recs.iter().enumerate() {
+                    let key = chunk.key(r);
+                    let found = table.find(r.hash64, |&e| {
+                        let e = &entries[e as usize];
+                        let c = &chunks[e.chunk as usize].1;
+                        e.hash64 == r.hash64 && c.key(&c.recs[e.rec as usize]) == key
+                    });
+                    let info = RowInfo {
+                        hash: r.row_hash,
+                        count: 1,
+                        loc: r.loc,
+                        tol: tol.len() as u32,
+                    };
+                    let tol_vals = &chunk.tol[r.tol_start as usize..r.tol_start as usize + w];
+                    match found {
+                        Some(&at) => match &mut entries[at as usize].sides[s] {
+                            Some(first) => first.count += 1,
+                            side @ None => {
+                                *side = Some(info);
+                                tol.extend_from_slice(tol_vals);
+                            }
+                        },
+                        None => {
+                            let mut sides = [None, None];
+                            sides[s] = Some(info);
+                            tol.extend_from_slice(tol_vals);
+                            let at = entries.len() as u32;
+                            entries.push(Entry {
+                                hash64: r.hash64,
+                                chunk: chunk_no as u32,
+                                rec: rec_no as u32,
+                                sides,
+                            });
+                            table.insert_unique(r.hash64, at, |&e| entries[e as usize].hash64);
+                        }
                     }
-                };
+                }
+            }
+            let side_tol = |info: &Option<RowInfo>| -> &[Option<f64>] {
+                match info {
+                    Some(i) => &tol[i.tol as usize..i.tol as usize + w],
+                    None => &[],
+                }
+            };
+            for e in &entries {
+                let c = &chunks[e.chunk as usize].1;
                 f(KeyView {
-                    key: &shard.keys[e.key_start..e.key_start + e.key_len as usize],
+                    key: c.key(&c.recs[e.rec as usize]),
                     source: e.sides[0].as_ref(),
                     target: e.sides[1].as_ref(),
-                    source_tol: tol(&e.sides[0]),
-                    target_tol: tol(&e.sides[1]),
+                    source_tol: side_tol(&e.sides[0]),
+                    target_tol: side_tol(&e.sides[1]),
                 });
             }
         }

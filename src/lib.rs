@@ -38,6 +38,7 @@ pub mod plan;
 pub mod reconcile;
 pub mod report;
 pub mod resolution;
+pub mod row_hash;
 pub mod runner;
 pub mod sample;
 pub mod scan;

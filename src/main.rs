@@ -2,6 +2,12 @@
 
 mod cli;
 
+/// Parquet decoding allocates and frees large buffers for every batch; mimalloc keeps
+/// them for reuse where the system allocator hands them back to the kernel and pays
+/// page faults and zeroing to get them again.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> std::process::ExitCode {
     cli::main()
 }

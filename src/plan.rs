@@ -72,6 +72,16 @@ pub enum Side {
     Target,
 }
 
+impl Side {
+    /// 0 for the source, 1 for the target: the index of a side in per-side arrays.
+    pub fn index(self) -> usize {
+        match self {
+            Side::Source => 0,
+            Side::Target => 1,
+        }
+    }
+}
+
 impl PlanColumn {
     /// The column's name on one side.
     pub fn name_on(&self, side: Side) -> &str {

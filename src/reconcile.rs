@@ -14,7 +14,8 @@ use crate::index::{PartitionIndex, RowInfo, RowLoc};
 use crate::partial::{ColumnDiff, Finding, FindingKind, ItemError, PartialDiff, Totals};
 use crate::plan::{ComparePlan, PlanColumn, Side};
 use crate::scan::{
-    OpenedFile, Progress, RowValues, SideTask, hash_row_group, open_files, read_rows,
+    OpenedFile, Progress, Retained, RowValues, SideTask, hash_row_group, open_files, read_rows,
+    retained_rows,
 };
 use crate::storage::Storage;
 use crate::table::WorkItem;
@@ -31,6 +32,14 @@ pub struct ItemRunner {
     /// Progress sink.
     pub progress: Arc<dyn Progress>,
 }
+
+/// Decoded batches of a work item are kept in memory for the read-back of mismatched
+/// rows when the item's row groups hold at most this many uncompressed bytes (both
+/// sides); larger items read those rows from their files again instead.
+pub const RETAIN_BYTES: i64 = 256 << 20;
+
+/// The kept batches of an item: per side, per file.
+type RetainedItem = [Vec<Retained>; 2];
 
 /// The text shown for a masked value: a prefix of the SHA-256 of its canonical bytes,
 /// so equal values can still be recognised without being revealed.
@@ -81,6 +90,23 @@ struct Candidate {
     target: RowLoc,
 }
 
+/// The rows of a side's files the candidates need: per file, sorted and unique.
+fn candidate_rows(side: Side, candidates: &[Candidate]) -> BTreeMap<u32, Vec<u64>> {
+    let mut per_file: BTreeMap<u32, Vec<u64>> = BTreeMap::new();
+    for c in candidates {
+        let loc = match side {
+            Side::Source => c.source,
+            Side::Target => c.target,
+        };
+        per_file.entry(loc.file).or_default().push(loc.row);
+    }
+    for rows in per_file.values_mut() {
+        rows.sort_unstable();
+        rows.dedup();
+    }
+    per_file
+}
+
 impl ItemRunner {
     /// Reconcile one item. Never fails: an item that cannot be read becomes a
     /// partial with `error` set, so it is reported, not dropped.
@@ -125,6 +151,17 @@ impl ItemRunner {
         };
         let expected = rows_of(&sides[0].1).max(rows_of(&sides[1].1));
         let index = Arc::new(PartitionIndex::new(self.plan.tolerant.len(), expected));
+        let bytes: i64 = sides
+            .iter()
+            .flat_map(|(_, files)| files.iter())
+            .flat_map(|f| f.meta.metadata().row_groups().iter())
+            .map(|rg| rg.total_byte_size())
+            .sum();
+        let retain = bytes <= RETAIN_BYTES;
+        let mut retained: RetainedItem = [
+            vec![Vec::new(); sides[0].1.len()],
+            vec![Vec::new(); sides[1].1.len()],
+        ];
         let mut units = Vec::new();
         for (side, files) in &sides {
             let Some(first) = files.first() else { continue };
@@ -134,6 +171,7 @@ impl ItemRunner {
                 side: *side,
                 index: index.clone(),
                 progress: self.progress.clone(),
+                retain,
             });
             for (file_no, f) in files.iter().enumerate() {
                 for rg in 0..f.meta.metadata().num_row_groups() {
@@ -145,16 +183,25 @@ impl ItemRunner {
         }
         let mut results = futures::stream::iter(units)
             .map(|(task, file_no, f, rg)| {
-                tokio::spawn(async move { hash_row_group(&task, file_no, &f, rg).await })
+                tokio::spawn(async move {
+                    let kept = hash_row_group(&task, file_no, &f, rg).await?;
+                    Ok::<_, ReconError>((task.side.index(), file_no, kept))
+                })
             })
             .buffer_unordered(self.parallelism.max(1));
         while let Some(r) = results.next().await {
-            r.map_err(|e| ReconError::Transient {
+            let (slot, file_no, kept) = r.map_err(|e| ReconError::Transient {
                 resource: item.partition.clone(),
                 reason: format!("hash task failed: {e}"),
             })??;
+            retained[slot][file_no as usize].extend(kept);
         }
         drop(results);
+        for files in &mut retained {
+            for batches in files {
+                batches.sort_by_key(|(first, _)| *first);
+            }
+        }
 
         let plan = &self.plan;
         let t = &mut partial.totals;
@@ -169,7 +216,7 @@ impl ItemRunner {
             count: Some(info.count as u64),
             diffs: Vec::new(),
         };
-        index.for_each(|v| {
+        index.drain_keys(|v| {
             let simple = |kind| Finding {
                 kind,
                 key: key_display(plan, v.key),
@@ -231,7 +278,11 @@ impl ItemRunner {
         }
         t.mismatch = candidates.len() as u64;
         if !candidates.is_empty() {
-            let detail = self.details(&sides, &candidates).await?;
+            let detail = if retain {
+                self.retained_details(&sides, &retained, &candidates)?
+            } else {
+                self.details(&sides, &candidates).await?
+            };
             for c in candidates {
                 let (Some(s), Some(g)) = (detail[0].get(&c.source), detail[1].get(&c.target))
                 else {
@@ -267,6 +318,26 @@ impl ItemRunner {
         Ok(())
     }
 
+    /// The candidate rows of both sides, from the batches kept in memory.
+    fn retained_details(
+        &self,
+        sides: &[(Side, Vec<Arc<OpenedFile>>); 2],
+        retained: &RetainedItem,
+        candidates: &[Candidate],
+    ) -> Result<[HashMap<RowLoc, RowValues>; 2]> {
+        let mut out = [HashMap::new(), HashMap::new()];
+        for (slot, (side, files)) in sides.iter().enumerate() {
+            for (file_no, rows) in candidate_rows(*side, candidates) {
+                let f = &files[file_no as usize];
+                let batches = &retained[slot][file_no as usize];
+                for (row, values) in retained_rows(&self.plan, *side, f, batches, &rows)? {
+                    out[slot].insert(RowLoc { file: file_no, row }, values);
+                }
+            }
+        }
+        Ok(out)
+    }
+
     /// Read back the candidate rows of both sides.
     async fn details(
         &self,
@@ -277,18 +348,7 @@ impl ItemRunner {
         // decode on every core.
         let mut reads = Vec::new();
         for (slot, (side, files)) in sides.iter().enumerate() {
-            let mut per_file: BTreeMap<u32, Vec<u64>> = BTreeMap::new();
-            for c in candidates {
-                let loc = if *side == Side::Source {
-                    c.source
-                } else {
-                    c.target
-                };
-                per_file.entry(loc.file).or_default().push(loc.row);
-            }
-            for (file_no, mut rows) in per_file {
-                rows.sort_unstable();
-                rows.dedup();
+            for (file_no, rows) in candidate_rows(*side, candidates) {
                 let f = files[file_no as usize].clone();
                 let plan = self.plan.clone();
                 let storage = self.storage.clone();

@@ -11,12 +11,12 @@ use futures::{StreamExt, TryStreamExt};
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions, RowSelection};
 use parquet::arrow::async_reader::ParquetRecordBatchStreamBuilder;
-use sha2::{Digest, Sha256};
 
 use crate::canonical::{Encoder, StringRules, is_null_encoding};
 use crate::error::{ReconError, Result};
-use crate::index::{NullKeyRow, PartitionIndex, Pending, PendingRow, RowLoc};
+use crate::index::{NullKeyRow, PartitionIndex, RowLoc};
 use crate::plan::{CompareMode, ComparePlan, PlanColumn, Side};
+use crate::row_hash::sha256_in_place;
 use crate::storage::ObjectStore;
 use crate::table::TableFile;
 
@@ -64,6 +64,38 @@ pub struct OpenedFile {
     pub file: TableFile,
     /// Its Arrow metadata.
     pub meta: ArrowReaderMetadata,
+    /// The same metadata with top-level strings and binaries read as views, which
+    /// point into the decoded pages instead of copying every value: for hashing.
+    pub view_meta: ArrowReaderMetadata,
+}
+
+/// `meta` reading top-level string and binary columns as view arrays (the values are
+/// the same; only the Arrow layout differs).
+fn with_views(meta: &ArrowReaderMetadata) -> ArrowReaderMetadata {
+    let schema = meta.schema();
+    let view = |t: &DataType| match t {
+        DataType::Utf8 | DataType::LargeUtf8 => Some(DataType::Utf8View),
+        DataType::Binary | DataType::LargeBinary => Some(DataType::BinaryView),
+        _ => None,
+    };
+    if !schema
+        .fields()
+        .iter()
+        .any(|f| view(f.data_type()).is_some())
+    {
+        return meta.clone();
+    }
+    let fields: Vec<arrow::datatypes::FieldRef> = schema
+        .fields()
+        .iter()
+        .map(|f| match view(f.data_type()) {
+            Some(t) => Arc::new(f.as_ref().clone().with_data_type(t)),
+            None => f.clone(),
+        })
+        .collect();
+    let hinted = Schema::new_with_metadata(fields, schema.metadata().clone());
+    let options = ArrowReaderOptions::new().with_schema(Arc::new(hinted));
+    ArrowReaderMetadata::try_new(meta.metadata().clone(), options).unwrap_or_else(|_| meta.clone())
 }
 
 /// Open a file and read its footer.
@@ -74,6 +106,7 @@ pub async fn open_file(store: &dyn ObjectStore, file: &TableFile) -> Result<Open
         .map_err(|e| corrupt(&file.file.uri, e))?;
     Ok(OpenedFile {
         file: file.clone(),
+        view_meta: with_views(&meta),
         meta,
     })
 }
@@ -271,15 +304,22 @@ pub struct SideTask {
     pub index: Arc<PartitionIndex>,
     /// Progress sink.
     pub progress: Arc<dyn Progress>,
+    /// Whether to keep the decoded batches, so mismatched rows need not be read again.
+    pub retain: bool,
 }
 
-/// Hash one row group of one file into the index.
+/// Decoded batches of a file kept in memory, each with the file row number of its
+/// first row, in file order.
+pub type Retained = Vec<(u64, RecordBatch)>;
+
+/// Hash one row group of one file into the index; returns its decoded batches when
+/// the task retains them (empty otherwise).
 pub async fn hash_row_group(
     task: &SideTask,
     file_no: u32,
     opened: &OpenedFile,
     row_group: usize,
-) -> Result<()> {
+) -> Result<Retained> {
     let plan = &task.plan;
     let columns: Vec<&PlanColumn> = plan.all_columns().collect();
     let (nk, nv) = (plan.key.len(), plan.values.len());
@@ -287,31 +327,40 @@ pub async fn hash_row_group(
     let uri = &opened.file.file.uri;
     let reader = task.store.open(&opened.file.file).await?;
     let mut stream =
-        ParquetRecordBatchStreamBuilder::new_with_metadata(reader, opened.meta.clone())
+        ParquetRecordBatchStreamBuilder::new_with_metadata(reader, opened.view_meta.clone())
             .with_row_groups(vec![row_group])
             .with_projection(mask)
             .with_batch_size(BATCH_SIZE)
             .build()
             .map_err(|e| corrupt(uri, e))?;
-    let mut row = opened
-        .meta
-        .metadata()
-        .row_groups()
+    let row_groups = opened.meta.metadata().row_groups();
+    let mut row = row_groups
         .iter()
         .take(row_group)
         .map(|rg| rg.num_rows() as u64)
         .sum::<u64>();
-    let mut pending = Pending::default();
+    let mut spill = task
+        .index
+        .spill(task.side, row_groups[row_group].num_rows().max(0) as usize);
     let mut key = Vec::with_capacity(64);
-    let mut values = Vec::with_capacity(256);
-    let tol_width = plan.tolerant.len();
+    // One buffer per row of a batch, reused: the value columns are encoded a column
+    // at a time (see [`Encoder::encode_rows`]).
+    let mut value_rows: Vec<Vec<u8>> = Vec::new();
+    let mut retained = Vec::new();
     while let Some(batch) = stream.try_next().await.map_err(|e| corrupt(uri, e))? {
         let n = batch.num_rows();
         let prepared = prepare_batch(&batch, &columns, &sources)?;
         let key_enc = prepared.encoders(&columns, 0..nk)?;
         let value_enc = prepared.encoders(&columns, nk..nk + nv)?;
         let floats = prepared.floats(nk + nv..columns.len())?;
-        pending.clear();
+        if value_rows.len() < n {
+            value_rows.resize_with(n, || Vec::with_capacity(128));
+        }
+        let values = &mut value_rows[..n];
+        values.iter_mut().for_each(Vec::clear);
+        for e in &value_enc {
+            e.encode_rows(values);
+        }
         let mut nulls = Vec::new();
         for r in 0..n {
             key.clear();
@@ -333,32 +382,26 @@ pub async fn hash_row_group(
                 });
                 continue;
             }
-            values.clear();
-            for e in &value_enc {
-                e.encode(r, &mut values);
-            }
-            let row_hash: [u8; 32] = Sha256::digest(&values).into();
+            let row_hash = sha256_in_place(&mut values[r]);
             let hash64 = task.index.key_hash(&key);
-            let tol_start = pending.tol.len() as u32;
-            pending.tol.extend(floats.iter().map(|a| float_at(a, r)));
-            debug_assert_eq!(pending.tol.len() - tol_start as usize, tol_width);
-            pending.shards[PartitionIndex::shard_of(hash64)].push(PendingRow {
+            spill.push(
                 hash64,
-                key_start: pending.keys.len() as u32,
-                key_len: key.len() as u32,
+                &key,
                 row_hash,
                 loc,
-                tol_start,
-            });
-            pending.keys.extend_from_slice(&key);
+                floats.iter().map(|a| float_at(a, r)),
+            );
         }
-        task.index.insert(task.side, &pending);
         task.index.add_null_keys(nulls);
         task.index.add_rows(task.side, n as u64);
         task.progress.rows(n as u64);
+        if task.retain {
+            retained.push((row, batch));
+        }
         row += n as u64;
     }
-    Ok(())
+    task.index.absorb(spill);
+    Ok(retained)
 }
 
 /// Values of selected rows of one file: for each requested row, per plan column,
@@ -435,60 +478,100 @@ pub async fn read_rows(
     let batches: Vec<RecordBatch> = stream.try_collect().await.map_err(|e| corrupt(uri, e))?;
     let mut out = Vec::with_capacity(wanted.len());
     let mut next = wanted.into_iter();
+    for batch in batches {
+        let rows = (0..batch.num_rows()).map_while(|r| next.next().map(|no| (r, no)));
+        out.extend(batch_rows(plan, &columns, &sources, &batch, rows)?);
+    }
+    Ok(out)
+}
+
+/// Values of the given rows of batches kept by [`hash_row_group`]: `batches` are one
+/// file's, `rows` sorted and unique.
+pub fn retained_rows(
+    plan: &ComparePlan,
+    side: Side,
+    opened: &OpenedFile,
+    batches: &Retained,
+    rows: &[u64],
+) -> Result<Vec<(u64, RowValues)>> {
+    let columns: Vec<&PlanColumn> = plan.all_columns().collect();
+    let (sources, _) = resolve(opened, &columns, side, plan.key.len())?;
+    let mut out = Vec::with_capacity(rows.len());
+    let mut rest = rows;
+    for (first, batch) in batches {
+        let end = first + batch.num_rows() as u64;
+        let here = rest.partition_point(|r| *r < end);
+        let (mine, later) = rest.split_at(here);
+        rest = later;
+        if !mine.is_empty() {
+            let rows = mine.iter().map(|no| ((no - first) as usize, *no));
+            out.extend(batch_rows(plan, &columns, &sources, batch, rows)?);
+        }
+    }
+    Ok(out)
+}
+
+/// Canonical bytes, display text and float values of `rows` (row in batch, row
+/// number in the file) of one decoded batch.
+fn batch_rows(
+    plan: &ComparePlan,
+    columns: &[&PlanColumn],
+    sources: &[Source],
+    batch: &RecordBatch,
+    rows: impl Iterator<Item = (usize, u64)>,
+) -> Result<Vec<(u64, RowValues)>> {
     let n_all = columns.len();
     let tol_from = plan.key.len() + plan.values.len();
-    for batch in batches {
-        let prepared = prepare_batch(&batch, &columns, &sources)?;
-        let encoders = prepared.encoders(&columns, 0..n_all)?;
-        let mut floats = vec![None; tol_from];
-        floats.extend(prepared.floats(tol_from..n_all)?);
-        let formatters: Vec<Option<arrow::util::display::ArrayFormatter>> = prepared
-            .raw
-            .iter()
-            .map(|a| {
-                a.as_ref().and_then(|a| {
-                    arrow::util::display::ArrayFormatter::try_new(
-                        a.as_ref(),
-                        &arrow::util::display::FormatOptions::default(),
-                    )
-                    .ok()
-                })
+    let prepared = prepare_batch(batch, columns, sources)?;
+    let encoders = prepared.encoders(columns, 0..n_all)?;
+    let mut floats = vec![None; tol_from];
+    floats.extend(prepared.floats(tol_from..n_all)?);
+    let formatters: Vec<Option<arrow::util::display::ArrayFormatter>> = prepared
+        .raw
+        .iter()
+        .map(|a| {
+            a.as_ref().and_then(|a| {
+                arrow::util::display::ArrayFormatter::try_new(
+                    a.as_ref(),
+                    &arrow::util::display::FormatOptions::default(),
+                )
+                .ok()
             })
-            .collect();
-        for r in 0..batch.num_rows() {
-            let Some(row_no) = next.next() else { break };
-            let mut canonical = Vec::with_capacity(n_all);
-            let mut display = Vec::with_capacity(n_all);
-            let mut fl = Vec::with_capacity(n_all);
-            for (i, e) in encoders.iter().enumerate() {
-                let mut b = Vec::new();
-                e.encode(r, &mut b);
-                let text = if is_null_encoding(&b) {
-                    None
-                } else {
-                    match (&formatters[i], &prepared.constants[i]) {
-                        (Some(f), _) => Some(f.value(r).to_string()),
-                        (None, Some(v)) => v.clone(),
-                        _ => None,
-                    }
-                };
-                canonical.push(b);
-                display.push(text);
-                fl.push(if i >= tol_from {
-                    float_at(&floats[i], r)
-                } else {
-                    None
-                });
-            }
-            out.push((
-                row_no,
-                RowValues {
-                    canonical,
-                    display,
-                    floats: fl,
-                },
-            ));
+        })
+        .collect();
+    let mut out = Vec::new();
+    for (r, row_no) in rows {
+        let mut canonical = Vec::with_capacity(n_all);
+        let mut display = Vec::with_capacity(n_all);
+        let mut fl = Vec::with_capacity(n_all);
+        for (i, e) in encoders.iter().enumerate() {
+            let mut b = Vec::new();
+            e.encode(r, &mut b);
+            let text = if is_null_encoding(&b) {
+                None
+            } else {
+                match (&formatters[i], &prepared.constants[i]) {
+                    (Some(f), _) => Some(f.value(r).to_string()),
+                    (None, Some(v)) => v.clone(),
+                    _ => None,
+                }
+            };
+            canonical.push(b);
+            display.push(text);
+            fl.push(if i >= tol_from {
+                float_at(&floats[i], r)
+            } else {
+                None
+            });
         }
+        out.push((
+            row_no,
+            RowValues {
+                canonical,
+                display,
+                floats: fl,
+            },
+        ));
     }
     Ok(out)
 }

@@ -7,6 +7,7 @@ mod findings;
 mod fixtures;
 mod hash_vectors;
 mod keys;
+mod large;
 mod masking;
 mod options;
 mod partitions;
