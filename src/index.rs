@@ -78,7 +78,7 @@ impl Chunk {
 pub struct Spill {
     side: Side,
     chunks: Vec<Chunk>,
-    bucket_shift: u32,
+    bucket_mask: usize,
 }
 
 impl Spill {
@@ -92,7 +92,7 @@ impl Spill {
         loc: RowLoc,
         tol: impl Iterator<Item = Option<f64>>,
     ) {
-        let c = &mut self.chunks[bucket_of(hash64, self.bucket_shift)];
+        let c = &mut self.chunks[bucket_of(hash64, self.bucket_mask)];
         c.recs.push(Rec {
             hash64,
             row_hash,
@@ -106,12 +106,13 @@ impl Spill {
     }
 }
 
-/// The bucket of a key hash: bits 32.. that hashbrown uses for neither the slot
-/// (low bits) nor the control byte (top 7 bits), so keys of one bucket still spread
-/// over their table.
+/// The bucket of a key hash: the low bits of its upper half (bits 32..44 at most),
+/// which hashbrown uses for neither the slot (the low bits) nor the control byte (the
+/// top 7 bits), so the keys of one bucket still spread over their join table and
+/// keep distinct control bytes.
 #[inline]
-fn bucket_of(hash64: u64, shift: u32) -> usize {
-    ((hash64 >> 32) as u32 >> shift) as usize
+fn bucket_of(hash64: u64, mask: usize) -> usize {
+    (hash64 >> 32) as usize & mask
 }
 
 /// A row with a NULL key column.
@@ -129,7 +130,7 @@ pub struct NullKeyRow {
 pub struct PartitionIndex {
     /// Per bucket, the chunks the tasks handed over, with their side.
     buckets: Vec<Mutex<Vec<(Side, Chunk)>>>,
-    bucket_shift: u32,
+    bucket_mask: usize,
     null_keys: Mutex<Vec<NullKeyRow>>,
     tol_width: usize,
     rows: [AtomicU64; 2],
@@ -168,7 +169,7 @@ impl PartitionIndex {
             .clamp(1, MAX_BUCKETS);
         PartitionIndex {
             buckets: (0..buckets).map(|_| Mutex::new(Vec::new())).collect(),
-            bucket_shift: 32 - buckets.trailing_zeros(),
+            bucket_mask: buckets - 1,
             null_keys: Mutex::new(Vec::new()),
             tol_width,
             rows: [AtomicU64::new(0), AtomicU64::new(0)],
@@ -195,7 +196,7 @@ impl PartitionIndex {
                     tol: Vec::new(),
                 })
                 .collect(),
-            bucket_shift: self.bucket_shift,
+            bucket_mask: self.bucket_mask,
         }
     }
 

@@ -19,6 +19,7 @@ use parquet::file::properties::WriterProperties;
 use glue_recon::config::{Config, PairConfig};
 use glue_recon::error::Result;
 use glue_recon::partial::{Finding, FindingKind};
+use glue_recon::plan::Side;
 use glue_recon::runner::{PairRun, ReportLocation, RunOptions, run_pair_full, write_report};
 use glue_recon::storage::Storage;
 
@@ -202,6 +203,14 @@ pub fn key_text(key: &[Option<String>]) -> String {
         .map(|v| v.as_deref().unwrap_or("NULL"))
         .collect::<Vec<_>>()
         .join("|")
+}
+
+/// The duplicate-key findings: (key, side, row count), in report order.
+pub fn duplicate_counts(run: &PairRun) -> Vec<(String, Option<Side>, Option<u64>)> {
+    findings(run, FindingKind::DuplicateKey)
+        .into_iter()
+        .map(|(_, f)| (key_text(&f.key), f.side, f.count))
+        .collect()
 }
 
 /// The keys of a kind's findings, sorted.
