@@ -16,7 +16,7 @@ use crate::canonical::{Encoder, StringRules, is_null_encoding};
 use crate::error::{ReconError, Result};
 use crate::index::{NullKeyRow, PartitionIndex, RowLoc};
 use crate::plan::{CompareMode, ComparePlan, PlanColumn, Side};
-use crate::row_hash::sha256_in_place;
+use crate::row_hash::sha256;
 use crate::storage::ObjectStore;
 use crate::table::TableFile;
 
@@ -382,7 +382,7 @@ pub async fn hash_row_group(
                 });
                 continue;
             }
-            let row_hash = sha256_in_place(&mut values[r]);
+            let row_hash = sha256(&values[r]);
             let hash64 = task.index.key_hash(&key);
             spill.push(
                 hash64,

@@ -13,7 +13,7 @@ use arrow::datatypes::{Field, Int32Type};
 
 use super::fixtures::arr;
 use glue_recon::canonical::{Encoder, HASH_ENCODING_VERSION, StringRules};
-use glue_recon::row_hash::sha256_in_place;
+use glue_recon::row_hash::sha256;
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
@@ -127,7 +127,7 @@ fn nested_value_vectors() {
 }
 
 /// SHA-256 of a row: the encodings of its columns in lower-cased name order, by the
-/// engine's hashing path (a column at a time, hashed in the row's buffer).
+/// engine's hashing path (encoded a column at a time, each row's bytes hashed).
 fn row_hashes(columns: Vec<(&str, ArrayRef)>) -> Vec<String> {
     let mut columns = columns;
     columns.sort_by_key(|(n, _)| n.to_lowercase());
@@ -137,9 +137,9 @@ fn row_hashes(columns: Vec<(&str, ArrayRef)>) -> Vec<String> {
             .unwrap()
             .encode_rows(&mut rows);
     }
-    rows.iter_mut()
+    rows.iter()
         .map(|row| {
-            let words = sha256_in_place(row);
+            let words = sha256(row);
             words.iter().map(|w| format!("{w:08x}")).collect()
         })
         .collect()
@@ -162,18 +162,28 @@ fn encode_rows_writes_what_encode_writes() {
     let arrays: Vec<ArrayRef> = vec![
         arr(Int64Array::from(vec![Some(i64::MIN), None, Some(300)])),
         arr(UInt64Array::from(vec![Some(u64::MAX), None, Some(0)])),
-        arr(Decimal128Array::from(vec![Some(i128::MAX), None, Some(-1050)])
-            .with_precision_and_scale(38, 2)
-            .unwrap()),
+        arr(
+            Decimal128Array::from(vec![Some(i128::MAX), None, Some(-1050)])
+                .with_precision_and_scale(38, 2)
+                .unwrap(),
+        ),
         arr(Float64Array::from(vec![Some(f64::NAN), None, Some(-0.0)])),
         arr(BooleanArray::from(vec![Some(true), None, Some(false)])),
         arr(StringArray::from(vec![Some("héllo"), None, Some("")])),
         arr(vec![Some("a"), None, Some("a")]
             .into_iter()
             .collect::<DictionaryArray<Int32Type>>()),
-        arr(BinaryArray::from(vec![Some(b"\x00".as_ref()), None, Some(b"".as_ref())])),
+        arr(BinaryArray::from(vec![
+            Some(b"\x00".as_ref()),
+            None,
+            Some(b"".as_ref()),
+        ])),
         arr(Date32Array::from(vec![Some(-1), None, Some(19_723)])),
-        arr(TimestampMillisecondArray::from(vec![Some(i64::MAX), None, Some(-1)])),
+        arr(TimestampMillisecondArray::from(vec![
+            Some(i64::MAX),
+            None,
+            Some(-1),
+        ])),
         arr(ListArray::from_iter_primitive::<Int32Type, _, _>(vec![
             Some(vec![Some(1), None]),
             None,
