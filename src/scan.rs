@@ -362,7 +362,7 @@ pub async fn hash_row_group(
             e.encode_rows(values);
         }
         let mut nulls = Vec::new();
-        for r in 0..n {
+        for (r, row_bytes) in values.iter().enumerate() {
             key.clear();
             let mut null_key = false;
             for e in &key_enc {
@@ -382,7 +382,7 @@ pub async fn hash_row_group(
                 });
                 continue;
             }
-            let row_hash = sha256(&values[r]);
+            let row_hash = sha256(row_bytes);
             let hash64 = task.index.key_hash(&key);
             spill.push(
                 hash64,
