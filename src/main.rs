@@ -8,6 +8,15 @@ mod cli;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// `mi_option_purge_delay` of mimalloc.h (the same in mimalloc 2 and 3), which
+/// libmimalloc-sys does not name.
+const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+
 fn main() -> std::process::ExitCode {
+    // Never hand freed memory back to the kernel: a run frees and allocates the same
+    // amounts partition after partition, and re-faulting (zeroing) the pages cost
+    // about 8% of the time on the benchmark. Peak memory is unchanged.
+    // SAFETY: sets an integer option, which mimalloc reads atomically at any time.
+    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, -1) };
     cli::main()
 }
