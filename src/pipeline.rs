@@ -26,7 +26,7 @@ use crate::config::{Config, Defaults, PairConfig};
 use crate::error::{ReconError, Result};
 use crate::partial::{ItemError, PartialDiff, Totals};
 use crate::plan::ComparePlan;
-use crate::reconcile::ItemRunner;
+use crate::reconcile::{ItemRunner, RetainBudget};
 use crate::report::{Report, RunMeta, Status, build_report, new_run_id, now_rfc3339};
 use crate::runner::{Catalog, PairRun, ReportLocation, RunOptions, prepare_pair, write_report};
 use crate::scan::NoProgress;
@@ -337,6 +337,8 @@ pub struct Pipeline {
     pub bucket: String,
     /// Row groups decoded at once by a hash step.
     pub parallelism: usize,
+    /// Memory a hash step may keep its decoded batches in.
+    pub retain: RetainBudget,
 }
 
 impl Pipeline {
@@ -344,6 +346,7 @@ impl Pipeline {
     pub fn new(storage: Storage, catalog: Option<Arc<dyn Catalog>>, bucket: &str) -> Self {
         Pipeline {
             parallelism: RunOptions::local().parallelism,
+            retain: RetainBudget::for_this_process(),
             storage,
             catalog,
             bucket: bucket.to_string(),
@@ -467,6 +470,7 @@ impl Pipeline {
             plan: Arc::new(plan.plan),
             parallelism: self.parallelism,
             progress: Arc::new(NoProgress),
+            retain: self.retain.clone(),
         };
         let partial = runner.run(&item.item).await;
         let key = partial_key(&item.run_id, &item.item.item_id);

@@ -31,12 +31,47 @@ pub struct ItemRunner {
     pub parallelism: usize,
     /// Progress sink.
     pub progress: Arc<dyn Progress>,
+    /// Memory the items in flight may keep their decoded batches in.
+    pub retain: RetainBudget,
 }
 
-/// Decoded batches of a work item are kept in memory for the read-back of mismatched
-/// rows when the item's row groups hold at most this many uncompressed bytes (both
-/// sides); larger items read those rows from their files again instead.
-pub const RETAIN_BYTES: i64 = 256 << 20;
+/// How much memory the decoded batches of the items in flight may keep, together, so
+/// that the differing columns of mismatched rows are taken from memory. An item whose
+/// batches (their uncompressed size in the Parquet footers) do not fit in what is left
+/// reads those rows back from its files instead: slower, same result.
+#[derive(Clone, Debug)]
+pub struct RetainBudget {
+    /// One permit per MiB.
+    mib: Arc<tokio::sync::Semaphore>,
+}
+
+impl RetainBudget {
+    /// The budget outside Lambda.
+    pub const LOCAL_BYTES: u64 = 512 << 20;
+
+    /// A budget of `bytes` (rounded down to whole MiB); 0 never keeps batches.
+    pub fn new(bytes: u64) -> Self {
+        let mib = ((bytes >> 20) as usize).min(tokio::sync::Semaphore::MAX_PERMITS);
+        RetainBudget {
+            mib: Arc::new(tokio::sync::Semaphore::new(mib)),
+        }
+    }
+
+    /// In a Lambda function, a quarter of its memory (`AWS_LAMBDA_FUNCTION_MEMORY_SIZE`,
+    /// in MB); elsewhere [`RetainBudget::LOCAL_BYTES`].
+    pub fn for_this_process() -> Self {
+        let lambda_mb = std::env::var("AWS_LAMBDA_FUNCTION_MEMORY_SIZE")
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok());
+        RetainBudget::new(lambda_mb.map_or(Self::LOCAL_BYTES, |mb| (mb << 20) / 4))
+    }
+
+    /// Reserve `bytes` until the permit is dropped, if that much is left.
+    fn try_reserve(&self, bytes: u64) -> Option<tokio::sync::OwnedSemaphorePermit> {
+        let mib = u32::try_from(bytes.div_ceil(1 << 20)).ok()?;
+        self.mib.clone().try_acquire_many_owned(mib).ok()
+    }
+}
 
 /// The kept batches of an item: per side, per file.
 type RetainedItem = [Vec<Retained>; 2];
@@ -157,7 +192,9 @@ impl ItemRunner {
             .flat_map(|f| f.meta.metadata().row_groups().iter())
             .map(|rg| rg.total_byte_size())
             .sum();
-        let retain = bytes <= RETAIN_BYTES;
+        // Held until the item is done, with the batches it pays for.
+        let retain_permit = self.retain.try_reserve(bytes.max(0) as u64);
+        let retain = retain_permit.is_some();
         let mut retained: RetainedItem = [
             vec![Vec::new(); sides[0].1.len()],
             vec![Vec::new(); sides[1].1.len()],

@@ -13,7 +13,7 @@ use crate::error::{ReconError, Result};
 use crate::partial::PartialDiff;
 use crate::partition_filter::Filter;
 use crate::plan::{ComparePlan, with_partition_columns};
-use crate::reconcile::ItemRunner;
+use crate::reconcile::{ItemRunner, RetainBudget};
 use crate::report::{Report, RunMeta, build_report, new_run_id, now_rfc3339};
 use crate::scan::{NoProgress, Progress, open_file};
 use crate::storage::Storage;
@@ -50,6 +50,8 @@ pub struct RunOptions {
     pub trigger: String,
     /// Restrict to these partition labels (`dt=2024-01-01`), when set.
     pub partitions: Option<Vec<String>>,
+    /// Memory the partitions in flight may keep their decoded batches in.
+    pub retain: RetainBudget,
 }
 
 impl RunOptions {
@@ -65,6 +67,7 @@ impl RunOptions {
             run_id: new_run_id(),
             trigger: "on-demand".into(),
             partitions: None,
+            retain: RetainBudget::for_this_process(),
         }
     }
 }
@@ -201,6 +204,7 @@ pub async fn run_pair_full(
         plan: Arc::new(prepared.plan),
         parallelism: opts.parallelism,
         progress: opts.progress.clone(),
+        retain: opts.retain.clone(),
     };
     let partials = run_items(&runner, &prepared.items, opts.item_concurrency).await;
     let report = build_report(

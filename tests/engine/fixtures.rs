@@ -158,6 +158,16 @@ impl Lab {
         run_pair(&self.pair(key, extra))
     }
 
+    /// Reconcile the lab's tables with other run options; panics if the run cannot start.
+    pub fn run_with(&self, key: &[&str], extra: &str, opts: &RunOptions) -> PairRun {
+        block_on(run_pair_full(
+            &self.pair(key, extra),
+            &Default::default(),
+            opts,
+        ))
+        .unwrap_or_else(|e| panic!("the run failed to start: {e}"))
+    }
+
     /// Write the report folder of a run under `<lab>/out` and return where.
     pub fn write_report(&self, run: &PairRun) -> ReportLocation {
         block_on(write_report(&Storage::local_only(), &self.loc("out"), run)).unwrap()

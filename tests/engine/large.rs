@@ -7,6 +7,8 @@ use arrow::array::*;
 use super::fixtures::*;
 use glue_recon::partial::FindingKind;
 use glue_recon::plan::Side;
+use glue_recon::reconcile::RetainBudget;
+use glue_recon::runner::RunOptions;
 
 const N: i64 = 60_000;
 
@@ -29,6 +31,19 @@ fn table(rows: &[(Option<i64>, String)]) -> RecordBatch {
 
 #[test]
 fn a_large_shuffled_partition_finds_every_kind_exactly() {
+    check_large_partition(&RunOptions::local());
+}
+
+/// Without memory to keep the decoded batches in, the mismatched rows are read back
+/// from their files: the same findings and values.
+#[test]
+fn without_a_retain_budget_mismatched_rows_are_read_back_the_same() {
+    let mut opts = RunOptions::local();
+    opts.retain = RetainBudget::new(0);
+    check_large_partition(&opts);
+}
+
+fn check_large_partition(opts: &RunOptions) {
     let source: Vec<(Option<i64>, String)> = (0..N)
         .map(|id| (Some(id), value(id)))
         // Key 5 twice, far apart (other files and row groups); one NULL key.
@@ -64,7 +79,7 @@ fn a_large_shuffled_partition_finds_every_kind_exactly() {
     let lab = Lab::new();
     lab.write_files("source", &table(&source), 3, 5_000);
     lab.write_files("target", &table(&target), 4, 7_000);
-    let run = lab.run(&["id"], "");
+    let run = lab.run_with(&["id"], "", opts);
     let t = run.report.totals;
 
     assert_eq!(t.source_rows, source.len() as u64);
