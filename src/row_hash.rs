@@ -1,8 +1,8 @@
-//! The SHA-256 of a row's canonical bytes, straight from the row's buffer.
+//! The SHA-256 of a row's canonical bytes, in the row's own buffer.
 //!
-//! The whole blocks are compressed where they lie and only the last one is padded
-//! (FIPS 180-4 §5.1.1) in a stack copy: no copy into a hasher's block buffer, and the
-//! digest stays as the eight state words ([`RowHash`]), which is all the differ needs
+//! The padding is appended to the buffer ([`pad`]) and its blocks are compressed where
+//! they lie ([`sha256_padded`]): no copy into a hasher's block buffer, and the digest
+//! stays as the eight state words ([`RowHash`]), which is all the differ needs
 //! (equality). The result is plain SHA-256; the tests check it against [`sha2::Sha256`].
 
 use sha2::block_api::compress256;
@@ -15,21 +15,25 @@ const INITIAL: RowHash = [
     0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
 ];
 
-/// The SHA-256 of `bytes`: their whole blocks are compressed where they lie, the
-/// last partial block and the padding in a stack copy.
-pub fn sha256(bytes: &[u8]) -> RowHash {
-    let (blocks, rest) = bytes.as_chunks::<64>();
+/// Append SHA-256's padding to a message (FIPS 180-4 §5.1.1): a 1 bit, zeros, and
+/// the message length in bits, making whole 64-byte blocks for [`sha256_padded`].
+pub fn pad(message: &mut Vec<u8>) {
+    let len = message.len();
+    let padded = (len + 9).next_multiple_of(64);
+    message.resize(padded, 0);
+    message[len] = 0x80;
+    let bits = (len as u64).wrapping_mul(8);
+    message[padded - 8..].copy_from_slice(&bits.to_be_bytes());
+}
+
+/// The SHA-256 of a message that [`pad`] padded. Pad a batch of rows first and hash
+/// them after: the padding's narrow stores are then long done when the wide loads of
+/// the compression read them (loading right after storing stalls the CPU).
+pub fn sha256_padded(padded: &[u8]) -> RowHash {
+    let (blocks, rest) = padded.as_chunks::<64>();
+    debug_assert!(rest.is_empty(), "not padded");
     let mut state = INITIAL;
     compress256(&mut state, blocks);
-    // rest, 0x80, zeros, the length in bits (big-endian, last 8 bytes): 1 or 2 blocks.
-    let mut tail = [[0u8; 64]; 2];
-    let used = if rest.len() + 9 <= 64 { 1 } else { 2 };
-    let flat = tail.as_flattened_mut();
-    flat[..rest.len()].copy_from_slice(rest);
-    flat[rest.len()] = 0x80;
-    let bits = (bytes.len() as u64).wrapping_mul(8);
-    flat[used * 64 - 8..used * 64].copy_from_slice(&bits.to_be_bytes());
-    compress256(&mut state, &tail[..used]);
     state
 }
 
@@ -42,7 +46,10 @@ mod tests {
     fn equals_sha256_at_every_length_around_the_block_edges() {
         for len in 0..=200usize {
             let msg: Vec<u8> = (0..len).map(|i| (i * 31 + 7) as u8).collect();
-            let words = sha256(&msg);
+            let mut padded = msg.clone();
+            pad(&mut padded);
+            assert_eq!(padded.len() % 64, 0, "length {len}: whole blocks");
+            let words = sha256_padded(&padded);
             let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_be_bytes()).collect();
             assert_eq!(bytes, Sha256::digest(&msg).to_vec(), "length {len}");
         }

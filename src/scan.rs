@@ -16,7 +16,7 @@ use crate::canonical::{Encoder, StringRules, is_null_encoding};
 use crate::error::{ReconError, Result};
 use crate::index::{NullKeyRow, PartitionIndex, RowLoc};
 use crate::plan::{CompareMode, ComparePlan, PlanColumn, Side};
-use crate::row_hash::sha256;
+use crate::row_hash;
 use crate::storage::ObjectStore;
 use crate::table::TableFile;
 
@@ -361,6 +361,8 @@ pub async fn hash_row_group(
         for e in &value_enc {
             e.encode_rows(values);
         }
+        // All rows padded before any is hashed (see `row_hash::sha256_padded`).
+        values.iter_mut().for_each(row_hash::pad);
         let mut nulls = Vec::new();
         for (r, row_bytes) in values.iter().enumerate() {
             key.clear();
@@ -382,12 +384,12 @@ pub async fn hash_row_group(
                 });
                 continue;
             }
-            let row_hash = sha256(row_bytes);
+            let digest = row_hash::sha256_padded(row_bytes);
             let hash64 = task.index.key_hash(&key);
             spill.push(
                 hash64,
                 &key,
-                row_hash,
+                digest,
                 loc,
                 floats.iter().map(|a| float_at(a, r)),
             );

@@ -13,7 +13,7 @@ use arrow::datatypes::{Field, Int32Type};
 
 use super::fixtures::arr;
 use glue_recon::canonical::{Encoder, HASH_ENCODING_VERSION, StringRules};
-use glue_recon::row_hash::sha256;
+use glue_recon::row_hash::{pad, sha256_padded};
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
@@ -137,9 +137,10 @@ fn row_hashes(columns: Vec<(&str, ArrayRef)>) -> Vec<String> {
             .unwrap()
             .encode_rows(&mut rows);
     }
-    rows.iter()
+    rows.iter_mut()
         .map(|row| {
-            let words = sha256(row);
+            pad(row);
+            let words = sha256_padded(row);
             words.iter().map(|w| format!("{w:08x}")).collect()
         })
         .collect()
