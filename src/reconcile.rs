@@ -60,10 +60,21 @@ impl RetainBudget {
     /// In a Lambda function, a quarter of its memory (`AWS_LAMBDA_FUNCTION_MEMORY_SIZE`,
     /// in MB); elsewhere [`RetainBudget::LOCAL_BYTES`].
     pub fn for_this_process() -> Self {
-        let lambda_mb = std::env::var("AWS_LAMBDA_FUNCTION_MEMORY_SIZE")
-            .ok()
-            .and_then(|v| v.trim().parse::<u64>().ok());
-        RetainBudget::new(lambda_mb.map_or(Self::LOCAL_BYTES, |mb| (mb << 20) / 4))
+        let setting = std::env::var("AWS_LAMBDA_FUNCTION_MEMORY_SIZE").ok();
+        RetainBudget::for_lambda_memory(setting.as_deref())
+    }
+
+    /// A quarter of a Lambda memory setting (MB); [`RetainBudget::LOCAL_BYTES`] without
+    /// one (or with one that is not a number).
+    fn for_lambda_memory(setting: Option<&str>) -> Self {
+        let mb = setting.and_then(|v| v.trim().parse::<u64>().ok());
+        RetainBudget::new(mb.map_or(Self::LOCAL_BYTES, |mb| (mb << 20) / 4))
+    }
+
+    /// Whole MiB not reserved now.
+    #[cfg(test)]
+    fn available_mib(&self) -> usize {
+        self.mib.available_permits()
     }
 
     /// Reserve `bytes` until the permit is dropped, if that much is left.
@@ -453,5 +464,40 @@ impl ItemRunner {
         }
         diffs.sort_by(|a, b| a.column.cmp(&b.column));
         diffs
+    }
+}
+
+#[cfg(test)]
+mod retain_budget_tests {
+    use super::RetainBudget;
+
+    #[test]
+    fn reservations_are_refused_beyond_the_budget_and_returned_on_drop() {
+        let budget = RetainBudget::new(3 << 20);
+        let first = budget.try_reserve(2 << 20).expect("2 of 3 MiB");
+        assert!(budget.try_reserve(2 << 20).is_none(), "only 1 MiB is left");
+        let second = budget.try_reserve(1).expect("1 byte takes 1 MiB");
+        assert_eq!(budget.available_mib(), 0);
+        drop((first, second));
+        assert_eq!(budget.available_mib(), 3);
+        assert!(RetainBudget::new(0).try_reserve(1).is_none());
+    }
+
+    #[test]
+    fn a_lambda_keeps_a_quarter_of_its_memory() {
+        assert_eq!(
+            RetainBudget::for_lambda_memory(Some("2048")).available_mib(),
+            512
+        );
+        assert_eq!(
+            RetainBudget::for_lambda_memory(Some(" 128 ")).available_mib(),
+            32
+        );
+        let local = (RetainBudget::LOCAL_BYTES >> 20) as usize;
+        assert_eq!(RetainBudget::for_lambda_memory(None).available_mib(), local);
+        assert_eq!(
+            RetainBudget::for_lambda_memory(Some("lots")).available_mib(),
+            local
+        );
     }
 }
