@@ -506,7 +506,12 @@ pub fn retained_rows(
         let (mine, later) = rest.split_at(here);
         rest = later;
         if !mine.is_empty() {
-            let rows = mine.iter().map(|no| ((no - first) as usize, *no));
+            // A row before this batch was in no kept batch: left out, so the caller
+            // reports it as not read rather than reading another row.
+            let rows = mine
+                .iter()
+                .filter(|no| **no >= *first)
+                .map(|no| ((no - first) as usize, *no));
             out.extend(batch_rows(plan, &columns, &sources, batch, rows)?);
         }
     }
