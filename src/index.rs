@@ -61,7 +61,6 @@ struct Rec {
 }
 
 /// The rows of one side, one task and one bucket.
-#[derive(Default)]
 struct Chunk {
     recs: Vec<Rec>,
     keys: Vec<u8>,

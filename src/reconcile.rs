@@ -140,10 +140,7 @@ struct Candidate {
 fn candidate_rows(side: Side, candidates: &[Candidate]) -> BTreeMap<u32, Vec<u64>> {
     let mut per_file: BTreeMap<u32, Vec<u64>> = BTreeMap::new();
     for c in candidates {
-        let loc = match side {
-            Side::Source => c.source,
-            Side::Target => c.target,
-        };
+        let loc = [c.source, c.target][side.index()];
         per_file.entry(loc.file).or_default().push(loc.row);
     }
     for rows in per_file.values_mut() {

@@ -73,26 +73,23 @@ pub struct OpenedFile {
 /// the same; only the Arrow layout differs).
 fn with_views(meta: &ArrowReaderMetadata) -> ArrowReaderMetadata {
     let schema = meta.schema();
-    let view = |t: &DataType| match t {
-        DataType::Utf8 | DataType::LargeUtf8 => Some(DataType::Utf8View),
-        DataType::Binary | DataType::LargeBinary => Some(DataType::BinaryView),
-        _ => None,
-    };
-    if !schema
-        .fields()
-        .iter()
-        .any(|f| view(f.data_type()).is_some())
-    {
-        return meta.clone();
-    }
+    let mut changed = false;
     let fields: Vec<arrow::datatypes::FieldRef> = schema
         .fields()
         .iter()
-        .map(|f| match view(f.data_type()) {
-            Some(t) => Arc::new(f.as_ref().clone().with_data_type(t)),
-            None => f.clone(),
+        .map(|f| {
+            let view = match f.data_type() {
+                DataType::Utf8 | DataType::LargeUtf8 => DataType::Utf8View,
+                DataType::Binary | DataType::LargeBinary => DataType::BinaryView,
+                _ => return f.clone(),
+            };
+            changed = true;
+            Arc::new(f.as_ref().clone().with_data_type(view))
         })
         .collect();
+    if !changed {
+        return meta.clone();
+    }
     let hinted = Schema::new_with_metadata(fields, schema.metadata().clone());
     let options = ArrowReaderOptions::new().with_schema(Arc::new(hinted));
     ArrowReaderMetadata::try_new(meta.metadata().clone(), options).unwrap_or_else(|_| meta.clone())
