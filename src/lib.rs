@@ -39,6 +39,8 @@ pub mod reconcile;
 pub mod report;
 pub mod resolution;
 pub mod row_hash;
+pub mod row_hasher;
+pub mod row_slots;
 pub mod runner;
 pub mod sample;
 pub mod scan;

@@ -16,7 +16,7 @@ use crate::canonical::{Encoder, StringRules, is_null_encoding};
 use crate::error::{ReconError, Result};
 use crate::index::{NullKeyRow, PartitionIndex, RowLoc};
 use crate::plan::{CompareMode, ComparePlan, PlanColumn, Side};
-use crate::row_hash;
+use crate::row_hasher::RowHasher;
 use crate::storage::ObjectStore;
 use crate::table::TableFile;
 
@@ -339,10 +339,7 @@ pub async fn hash_row_group(
     let mut spill = task
         .index
         .spill(task.side, row_groups[row_group].num_rows().max(0) as usize);
-    let mut key = Vec::with_capacity(64);
-    // One buffer per row of a batch, reused: the value columns are encoded a column
-    // at a time (see [`Encoder::encode_rows`]).
-    let mut value_rows: Vec<Vec<u8>> = Vec::new();
+    let mut hasher = RowHasher::default();
     let mut retained = Vec::new();
     while let Some(batch) = stream.try_next().await.map_err(|e| corrupt(uri, e))? {
         let n = batch.num_rows();
@@ -350,47 +347,27 @@ pub async fn hash_row_group(
         let key_enc = prepared.encoders(&columns, 0..nk)?;
         let value_enc = prepared.encoders(&columns, nk..nk + nv)?;
         let floats = prepared.floats(nk + nv..columns.len())?;
-        if value_rows.len() < n {
-            value_rows.resize_with(n, || Vec::with_capacity(128));
-        }
-        let values = &mut value_rows[..n];
-        values.iter_mut().for_each(Vec::clear);
-        for e in &value_enc {
-            e.encode_rows(values);
-        }
-        // All rows padded before any is hashed (see `row_hash::sha256_padded`).
-        values.iter_mut().for_each(row_hash::pad);
         let mut nulls = Vec::new();
-        for (r, row_bytes) in values.iter().enumerate() {
-            key.clear();
-            let mut null_key = false;
-            for e in &key_enc {
-                let start = key.len();
-                e.encode(r, &mut key);
-                null_key |= is_null_encoding(&key[start..]);
-            }
+        hasher.hash(n, &key_enc, &value_enc, |h| {
             let loc = RowLoc {
                 file: file_no,
-                row: row + r as u64,
+                row: row + h.row as u64,
             };
-            if null_key {
-                nulls.push(NullKeyRow {
-                    side: task.side,
-                    key: key.clone(),
+            match h.hash {
+                Some(digest) => spill.push(
+                    task.index.key_hash(h.key),
+                    h.key,
+                    digest,
                     loc,
-                });
-                continue;
+                    floats.iter().map(|a| float_at(a, h.row)),
+                ),
+                None => nulls.push(NullKeyRow {
+                    side: task.side,
+                    key: h.key.to_vec(),
+                    loc,
+                }),
             }
-            let digest = row_hash::sha256_padded(row_bytes);
-            let hash64 = task.index.key_hash(&key);
-            spill.push(
-                hash64,
-                &key,
-                digest,
-                loc,
-                floats.iter().map(|a| float_at(a, r)),
-            );
-        }
+        });
         task.index.add_null_keys(nulls);
         task.index.add_rows(task.side, n as u64);
         task.progress.rows(n as u64);

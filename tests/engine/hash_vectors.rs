@@ -13,7 +13,8 @@ use arrow::datatypes::{Field, Int32Type};
 
 use super::fixtures::arr;
 use glue_recon::canonical::{Encoder, HASH_ENCODING_VERSION, StringRules};
-use glue_recon::row_hash::{pad, sha256_padded};
+use glue_recon::row_hash::sha256_padded;
+use glue_recon::row_slots::RowSlots;
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
@@ -131,24 +132,29 @@ fn nested_value_vectors() {
 fn row_hashes(columns: Vec<(&str, ArrayRef)>) -> Vec<String> {
     let mut columns = columns;
     columns.sort_by_key(|(n, _)| n.to_lowercase());
-    let mut rows = vec![Vec::new(); columns[0].1.len()];
-    for (n, a) in &columns {
-        Encoder::new(a.as_ref(), StringRules::default(), n)
-            .unwrap()
-            .encode_rows(&mut rows);
+    let rows = columns[0].1.len();
+    let encoders: Vec<Encoder> = columns
+        .iter()
+        .map(|(n, a)| Encoder::new(a.as_ref(), StringRules::default(), n).unwrap())
+        .collect();
+    let bound = encoders.iter().map(|e| e.max_len(0..rows)).sum();
+    let mut slots = RowSlots::for_sha256();
+    slots.reset(rows, bound);
+    for e in &encoders {
+        e.encode_rows(0, &mut slots);
     }
-    rows.iter_mut()
-        .map(|row| {
-            pad(row);
-            let words = sha256_padded(row);
+    slots.pad_sha256();
+    (0..rows)
+        .map(|r| {
+            let words = sha256_padded(slots.padded(r));
             words.iter().map(|w| format!("{w:08x}")).collect()
         })
         .collect()
 }
 
-/// The column-at-a-time path (row hashes) writes exactly what the row path (keys,
-/// mismatch details) writes, for every kind of value, NULLs included, after what a
-/// buffer already holds.
+/// The column-at-a-time path (row slots: keys and row hashes) writes exactly what
+/// the row path (mismatch details) writes, for every kind of value, NULLs included,
+/// after what a slot already holds, and within the bound it reserved.
 #[test]
 fn encode_rows_writes_what_encode_writes() {
     let mut map = MapBuilder::new(None, StringBuilder::new(), Int64Builder::new());
@@ -192,14 +198,26 @@ fn encode_rows_writes_what_encode_writes() {
         ])),
         arr(map.finish()),
     ];
+    let before = Encoder::constant_text(Some("x"), StringRules::default());
+    let mut slots = RowSlots::for_keys();
     for array in arrays {
         let enc = Encoder::new(array.as_ref(), StringRules::default(), "v").unwrap();
-        let mut rows = vec![b"x".to_vec(); array.len()];
-        enc.encode_rows(&mut rows);
-        for (row, got) in rows.iter().enumerate() {
-            let mut want = b"x".to_vec();
+        let rows = array.len();
+        let bound = enc.max_len(0..rows);
+        slots.reset(rows, before.max_len(0..rows) + bound);
+        before.encode_rows(0, &mut slots);
+        enc.encode_rows(0, &mut slots);
+        for row in 0..rows {
+            let mut want = Vec::new();
+            before.encode(row, &mut want);
             enc.encode(row, &mut want);
+            let got = slots.row(row);
             assert_eq!(hex(got), hex(&want), "{} row {row}", array.data_type());
+            assert!(
+                got.len() - 3 <= bound,
+                "{} row {row}: over the bound",
+                array.data_type()
+            );
         }
     }
 }

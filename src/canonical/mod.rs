@@ -14,13 +14,20 @@
 //! zigzag for signed numbers), so a typical row fits two SHA-256 blocks.
 
 use arrow::array::{
-    Array, ArrayRef, AsArray, BooleanArray, FixedSizeBinaryArray, GenericByteArray,
-    GenericByteViewArray, StructArray,
+    Array, ArrayRef, AsArray, FixedSizeBinaryArray, GenericByteArray, GenericByteViewArray,
+    StructArray,
 };
-use arrow::buffer::NullBuffer;
+use arrow::buffer::{BooleanBuffer, NullBuffer};
 use arrow::datatypes::*;
 
 use crate::error::{ReconError, Result};
+use crate::row_slots::RowSlots;
+
+mod bound;
+mod out;
+
+pub use out::Out;
+use out::{ivarint, tagged_ivarint, uvarint, uvarint_word};
 
 /// Version of the canonical encoding. Bump on any change to the bytes.
 pub const HASH_ENCODING_VERSION: u32 = 2;
@@ -96,7 +103,7 @@ enum Kind<'a> {
     AllNull,
     /// The same pre-encoded value on every row (partition values).
     Constant(Vec<u8>),
-    Bool(&'a BooleanArray),
+    Bool(&'a BooleanBuffer),
     /// Any integer or decimal that fits i128, with its scale.
     I8(&'a [i8]),
     I16(&'a [i16]),
@@ -165,7 +172,7 @@ impl<'a> Encoder<'a> {
     pub fn new(array: &'a dyn Array, rules: StringRules, column: &str) -> Result<Encoder<'a>> {
         let kind = match array.data_type() {
             DataType::Null => Kind::AllNull,
-            DataType::Boolean => Kind::Bool(array.as_boolean()),
+            DataType::Boolean => Kind::Bool(array.as_boolean().values()),
             DataType::Int8 => Kind::I8(prim::<Int8Type>(array)),
             DataType::Int16 => Kind::I16(prim::<Int16Type>(array)),
             DataType::Int32 => Kind::I32(prim::<Int32Type>(array)),
@@ -305,33 +312,34 @@ impl<'a> Encoder<'a> {
 
     /// Append the canonical encoding of `row` to `out`.
     #[inline]
-    pub fn encode(&self, row: usize, out: &mut Vec<u8>) {
+    pub fn encode<O: Out + ?Sized>(&self, row: usize, out: &mut O) {
         self.encode_each(std::iter::once((row, out)));
     }
 
-    /// Append the canonical encoding of every row to its own buffer (`outs[row]`),
-    /// the whole column in one loop: the type is dispatched once, not per value.
-    pub fn encode_rows(&self, outs: &mut [Vec<u8>]) {
-        self.encode_each(outs.iter_mut().enumerate());
+    /// Append the canonical encoding of rows `first..first + slots.rows()` to their
+    /// slots, the whole column in one loop: the type is dispatched once, not per value.
+    /// The slots must have room for [`Encoder::max_len`] of those rows.
+    pub fn encode_rows(&self, first: usize, slots: &mut RowSlots) {
+        self.encode_each(slots.outs(first));
     }
 
     /// The one definition of the encoding, looped over `(row, buffer)` pairs inside
     /// each type's arm.
     #[inline(always)]
-    fn encode_each<'o>(&self, rows: impl Iterator<Item = (usize, &'o mut Vec<u8>)>) {
+    fn encode_each<O: Out>(&self, rows: impl Iterator<Item = (usize, O)>) {
         match &self.kind {
-            Kind::AllNull => self.each(rows, |_, out| out.push(tag::NULL)),
-            Kind::Constant(bytes) => self.each(rows, |_, out| out.extend_from_slice(bytes)),
+            Kind::AllNull => self.each(rows, |_, out| out.byte(tag::NULL)),
+            Kind::Constant(bytes) => self.each(rows, |_, out| out.bytes(bytes)),
             Kind::Bool(a) => self.each(rows, |row, out| {
-                out.extend_from_slice(&[tag::BOOL, a.value(row) as u8])
+                out.word(tag::BOOL as u128 | (a.value(row) as u128) << 8, 2)
             }),
-            Kind::I8(v) => self.each(rows, |row, out| exact(out, v[row] as i128, 0)),
-            Kind::I16(v) => self.each(rows, |row, out| exact(out, v[row] as i128, 0)),
-            Kind::I32(v) => self.each(rows, |row, out| exact(out, v[row] as i128, 0)),
-            Kind::I64(v) => self.each(rows, |row, out| exact(out, v[row] as i128, 0)),
-            Kind::U8(v) => self.each(rows, |row, out| exact(out, v[row] as i128, 0)),
-            Kind::U16(v) => self.each(rows, |row, out| exact(out, v[row] as i128, 0)),
-            Kind::U32(v) => self.each(rows, |row, out| exact(out, v[row] as i128, 0)),
+            Kind::I8(v) => self.each(rows, |row, out| integer(out, v[row] as i64)),
+            Kind::I16(v) => self.each(rows, |row, out| integer(out, v[row] as i64)),
+            Kind::I32(v) => self.each(rows, |row, out| integer(out, v[row] as i64)),
+            Kind::I64(v) => self.each(rows, |row, out| integer(out, v[row])),
+            Kind::U8(v) => self.each(rows, |row, out| integer(out, v[row] as i64)),
+            Kind::U16(v) => self.each(rows, |row, out| integer(out, v[row] as i64)),
+            Kind::U32(v) => self.each(rows, |row, out| integer(out, v[row] as i64)),
             Kind::U64(v) => self.each(rows, |row, out| exact(out, v[row] as i128, 0)),
             Kind::Dec32(v, s) => self.each(rows, |row, out| exact(out, v[row] as i128, *s)),
             Kind::Dec64(v, s) => self.each(rows, |row, out| exact(out, v[row] as i128, *s)),
@@ -358,14 +366,12 @@ impl<'a> Encoder<'a> {
                 date(out, v[row].div_euclid(86_400_000) as i32)
             }),
             Kind::Timestamp(v, f) => self.each(rows, |row, out| {
-                out.push(tag::TIMESTAMP);
-                ivarint(out, v[row] as i128 * f);
+                tagged_ivarint(out, tag::TIMESTAMP, v[row] as i128 * f)
             }),
             Kind::Time32(v, f) => self.each(rows, |row, out| time(out, v[row] as i64 * f)),
             Kind::Time64(v, f) => self.each(rows, |row, out| time(out, v[row] * f)),
             Kind::Duration(v, f) => self.each(rows, |row, out| {
-                out.push(tag::DURATION);
-                ivarint(out, v[row] as i128 * f);
+                tagged_ivarint(out, tag::DURATION, v[row] as i128 * f)
             }),
             Kind::IntervalYm(v) => self.each(rows, |row, out| interval(out, v[row], 0, 0)),
             Kind::IntervalDt(v) => self.each(rows, |row, out| {
@@ -375,23 +381,23 @@ impl<'a> Encoder<'a> {
                 interval(out, v[row].months, v[row].days, v[row].nanoseconds)
             }),
             Kind::Dict { keys, values } => {
-                self.each(rows, |row, out| out.extend_from_slice(&values[keys[row]]))
+                self.each(rows, |row, out| out.bytes(&values[keys[row]]))
             }
+            // Nested values go through `&mut dyn Out`: with the writer's own type, each
+            // level would instantiate the encoder for `&mut` of the level above, forever.
             Kind::List { offsets, child } => self.each(rows, |row, out| {
                 let range = offsets.range(row);
-                out.push(tag::LIST);
-                uvarint(out, range.len() as u64);
+                tagged_uvarint(out, tag::LIST, range.len());
                 for i in range {
-                    child.encode(i, out);
+                    child.encode(i, out as &mut dyn Out);
                 }
             }),
             Kind::Struct(fields) => self.each(rows, |row, out| {
-                out.push(tag::STRUCT);
-                uvarint(out, fields.len() as u64);
+                tagged_uvarint(out, tag::STRUCT, fields.len());
                 for (name, enc) in fields {
                     uvarint(out, name.len() as u64);
-                    out.extend_from_slice(name.as_bytes());
-                    enc.encode(row, out);
+                    out.bytes(name.as_bytes());
+                    enc.encode(row, out as &mut dyn Out);
                 }
             }),
             Kind::Map {
@@ -409,11 +415,10 @@ impl<'a> Encoder<'a> {
                     })
                     .collect();
                 entries.sort();
-                out.push(tag::MAP);
-                uvarint(out, entries.len() as u64);
+                tagged_uvarint(out, tag::MAP, entries.len());
                 for (k, v) in entries {
-                    out.extend_from_slice(&k);
-                    out.extend_from_slice(&v);
+                    out.bytes(&k);
+                    out.bytes(&v);
                 }
             }),
         }
@@ -421,22 +426,18 @@ impl<'a> Encoder<'a> {
 
     /// Run `f` on every non-NULL row; NULL rows get the NULL tag.
     #[inline(always)]
-    fn each<'o>(
-        &self,
-        rows: impl Iterator<Item = (usize, &'o mut Vec<u8>)>,
-        f: impl Fn(usize, &mut Vec<u8>),
-    ) {
+    fn each<O: Out>(&self, rows: impl Iterator<Item = (usize, O)>, f: impl Fn(usize, &mut O)) {
         match self.nulls {
             Some(n) => {
-                for (row, out) in rows {
+                for (row, mut out) in rows {
                     if n.is_null(row) {
-                        out.push(tag::NULL);
+                        out.byte(tag::NULL);
                     } else {
-                        f(row, out);
+                        f(row, &mut out);
                     }
                 }
             }
-            None => rows.for_each(|(row, out)| f(row, out)),
+            None => rows.for_each(|(row, mut out)| f(row, &mut out)),
         }
     }
 }
@@ -473,10 +474,17 @@ fn duration_ticks(a: &dyn Array) -> &[i64] {
     }
 }
 
+/// Write an integer: an exact number of scale 0 (what [`exact`] writes for it).
+#[inline]
+fn integer(out: &mut impl Out, v: i64) {
+    let (w, n) = uvarint_word(out::zigzag(v));
+    out.word(tag::EXACT as u128 | w << 16, n + 2);
+}
+
 /// Write an exact number as (normalised scale, mantissa): trailing zeros of the
 /// fraction are removed, so 1.50 (scale 2) and 1.5 (scale 1) and 15/10 agree.
-#[inline]
-fn exact(out: &mut Vec<u8>, mut m: i128, mut scale: i8) {
+#[inline(always)]
+fn exact(out: &mut impl Out, mut m: i128, mut scale: i8) {
     if scale < 0 {
         match 10i128
             .checked_pow(scale.unsigned_abs() as u32)
@@ -504,12 +512,24 @@ fn exact(out: &mut Vec<u8>, mut m: i128, mut scale: i8) {
         m = quotient;
         scale -= 1;
     }
-    out.extend_from_slice(&[tag::EXACT, scale as u8]);
-    ivarint(out, m);
+    match i64::try_from(m) {
+        Ok(small) if scale == 0 => integer(out, small),
+        Ok(small) => {
+            let (w, n) = uvarint_word(out::zigzag(small));
+            out.word(
+                tag::EXACT as u128 | (scale as u8 as u128) << 8 | w << 16,
+                n + 2,
+            );
+        }
+        Err(_) => {
+            out.word(tag::EXACT as u128 | (scale as u8 as u128) << 8, 2);
+            ivarint(out, m);
+        }
+    }
 }
 
 /// 256-bit decimals: written like [`exact`] when the normalised value fits i128.
-fn exact_wide(out: &mut Vec<u8>, mut m: i256, mut scale: i8) {
+fn exact_wide(out: &mut impl Out, mut m: i256, mut scale: i8) {
     let ten = i256::from_i128(10);
     while scale < 0 {
         match m.checked_mul(ten) {
@@ -530,15 +550,14 @@ fn exact_wide(out: &mut Vec<u8>, mut m: i256, mut scale: i8) {
     match m.to_i128() {
         Some(small) if scale >= 0 => exact(out, small, scale),
         _ => {
-            out.push(tag::EXACT_WIDE);
-            out.push(scale as u8);
-            out.extend_from_slice(&m.to_le_bytes());
+            out.word(tag::EXACT_WIDE as u128 | (scale as u8 as u128) << 8, 2);
+            out.bytes(&m.to_le_bytes());
         }
     }
 }
 
 #[inline]
-fn float(out: &mut Vec<u8>, v: f64) {
+fn float(out: &mut impl Out, v: f64) {
     let v = if v == 0.0 {
         0.0 // folds -0.0
     } else if v.is_nan() {
@@ -546,25 +565,30 @@ fn float(out: &mut Vec<u8>, v: f64) {
     } else {
         v
     };
-    out.push(tag::FLOAT);
-    out.extend_from_slice(&v.to_bits().to_le_bytes());
+    out.word(tag::FLOAT as u128 | (v.to_bits() as u128) << 8, 9);
 }
 
-#[inline]
-fn bytes(out: &mut Vec<u8>, t: u8, b: &[u8]) {
-    out.push(t);
-    uvarint(out, b.len() as u64);
-    out.extend_from_slice(b);
+#[inline(always)]
+fn bytes(out: &mut impl Out, t: u8, b: &[u8]) {
+    tagged_uvarint(out, t, b.len());
+    out.bytes(b);
 }
 
-#[inline]
-fn string(out: &mut Vec<u8>, s: &str, rules: StringRules) {
+#[inline(always)]
+fn string(out: &mut impl Out, s: &str, rules: StringRules) {
     if rules.is_identity() {
-        return bytes(out, tag::STRING, s.as_bytes());
+        bytes(out, tag::STRING, s.as_bytes());
+    } else {
+        string_by_rules(out, s, rules);
     }
+}
+
+/// [`string`] under a column's trim, ignore-case and empty-as-NULL rules.
+#[inline(never)]
+fn string_by_rules(out: &mut impl Out, s: &str, rules: StringRules) {
     let s = if rules.trim { s.trim() } else { s };
     if rules.empty_as_null && s.is_empty() {
-        out.push(tag::NULL);
+        out.byte(tag::NULL);
     } else if rules.ignore_case {
         bytes(out, tag::STRING, s.to_lowercase().as_bytes());
     } else {
@@ -573,53 +597,27 @@ fn string(out: &mut Vec<u8>, s: &str, rules: StringRules) {
 }
 
 #[inline]
-fn date(out: &mut Vec<u8>, days: i32) {
-    out.push(tag::DATE);
-    ivarint(out, days as i128);
+fn date(out: &mut impl Out, days: i32) {
+    tagged_ivarint(out, tag::DATE, days as i128);
 }
 
 #[inline]
-fn time(out: &mut Vec<u8>, nanos: i64) {
-    out.push(tag::TIME);
-    ivarint(out, nanos as i128);
+fn time(out: &mut impl Out, nanos: i64) {
+    tagged_ivarint(out, tag::TIME, nanos as i128);
 }
 
-fn interval(out: &mut Vec<u8>, months: i32, days: i32, nanos: i64) {
-    out.push(tag::INTERVAL);
+fn interval(out: &mut impl Out, months: i32, days: i32, nanos: i64) {
+    out.byte(tag::INTERVAL);
     ivarint(out, months as i128);
     ivarint(out, days as i128);
     ivarint(out, nanos as i128);
 }
 
-/// Append `v` as unsigned LEB128: seven bits a byte, lowest first, the high bit set on
-/// every byte but the last; minimal (no empty high groups), so one number has one
-/// encoding.
+/// `tag` followed by an unsigned varint (a length or count), as one word.
 #[inline]
-fn uvarint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push(v as u8 | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-/// Append a signed number zigzag-mapped (0, -1, 1, -2 ... to 0, 1, 2, 3 ...) as
-/// unsigned LEB128, so small magnitudes of either sign take few bytes.
-#[inline]
-fn ivarint(out: &mut Vec<u8>, v: i128) {
-    match i64::try_from(v) {
-        // The same zigzag value, in 64-bit arithmetic.
-        Ok(v) => uvarint(out, ((v << 1) ^ (v >> 63)) as u64),
-        Err(_) => {
-            // The groups above 64 bits in u128 arithmetic, the rest with `uvarint`.
-            let mut z = ((v << 1) ^ (v >> 127)) as u128;
-            while z > u64::MAX as u128 {
-                out.push(z as u8 | 0x80);
-                z >>= 7;
-            }
-            uvarint(out, z as u64);
-        }
-    }
+fn tagged_uvarint(out: &mut impl Out, tag: u8, v: usize) {
+    let (w, n) = uvarint_word(v as u64);
+    out.word(tag as u128 | w << 8, n + 1);
 }
 
 /// Whether encoded bytes are a NULL value.

@@ -1,0 +1,204 @@
+//! The canonical bytes of a batch's rows, each row in a fixed-size slot of one
+//! buffer, written a column at a time.
+//!
+//! A row's slot has room for the most its columns can take ([`Encoder::max_len`]),
+//! so writes need no capacity check or growth, and a value is stored in one go (see
+//! [`Out::word`]), and for SHA-256's padding, written in fixed-size stores
+//! ([`RowSlots::pad_sha256`]). Nothing is zeroed between batches: a row's bytes are
+//! only ever read up to what was written.
+//!
+//! [`Encoder::max_len`]: crate::canonical::Encoder::max_len
+
+use crate::canonical::Out;
+use crate::row_hash;
+
+/// Bytes of slots one chunk of rows aims at: a chunk stays in a core's L2 cache
+/// while its columns are encoded one after the other.
+const CHUNK_BYTES: usize = 1 << 20;
+
+/// Room after a row's bound for a sixteen-byte store at its end.
+const SLACK: usize = 16;
+
+/// What the slots are for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Use {
+    /// Keys: bytes only.
+    Keys,
+    /// Row hashes: bytes followed by room for SHA-256's padding, in whole blocks.
+    Sha256,
+}
+
+/// Rows of canonical bytes in fixed-size slots; see the module docs.
+pub struct RowSlots {
+    /// `lens.len()` slots of `stride` bytes.
+    buf: Vec<u8>,
+    lens: Vec<usize>,
+    stride: usize,
+    usage: Use,
+}
+
+impl RowSlots {
+    /// Slots for keys.
+    pub fn for_keys() -> Self {
+        Self::new(Use::Keys)
+    }
+
+    /// Slots for rows to hash with SHA-256 ([`RowSlots::pad_sha256`]).
+    pub fn for_sha256() -> Self {
+        Self::new(Use::Sha256)
+    }
+
+    fn new(usage: Use) -> Self {
+        RowSlots {
+            buf: Vec::new(),
+            lens: Vec::new(),
+            stride: 64,
+            usage,
+        }
+    }
+
+    /// How many rows whose encodings take at most `bound` bytes one chunk holds.
+    pub fn rows_per_chunk(bound: usize) -> usize {
+        (CHUNK_BYTES / bound.saturating_add(96)).max(1)
+    }
+
+    /// The slot size for rows of at most `bound` bytes: room for a sixteen-byte
+    /// store at the end, and for hashed rows for the padding too.
+    fn stride_for(&self, bound: usize) -> usize {
+        let room = match self.usage {
+            Use::Keys => SLACK,
+            Use::Sha256 => SLACK.max(row_hash::PADDING_ROOM),
+        };
+        bound.saturating_add(room).next_multiple_of(16)
+    }
+
+    /// Make `rows` empty slots of room for `bound` bytes each.
+    pub fn reset(&mut self, rows: usize, bound: usize) {
+        self.stride = self.stride_for(bound);
+        let need = rows
+            .checked_mul(self.stride)
+            .expect("row slots exceed the address space");
+        if self.buf.len() < need {
+            self.buf.resize(need, 0);
+        }
+        self.lens.clear();
+        self.lens.resize(rows, 0);
+    }
+
+    /// Number of rows.
+    pub fn rows(&self) -> usize {
+        self.lens.len()
+    }
+
+    /// The bytes written so far to each row.
+    pub fn lens(&self) -> &[usize] {
+        &self.lens
+    }
+
+    /// The bytes of row `r`.
+    pub fn row(&self, r: usize) -> &[u8] {
+        let start = r * self.stride;
+        &self.buf[start..start + self.lens[r]]
+    }
+
+    /// A writer per row, with the row numbers `first..` of the batch they stand for.
+    pub fn outs(&mut self, first: usize) -> impl Iterator<Item = (usize, SlotOut<'_>)> {
+        self.buf
+            .chunks_exact_mut(self.stride)
+            .zip(self.lens.iter_mut())
+            .map(|(slot, len)| SlotOut { slot, len })
+            .enumerate()
+            .map(move |(r, out)| (first + r, out))
+    }
+
+    /// Append SHA-256's padding to every row, after all rows are written and before
+    /// any is hashed (see [`row_hash::sha256_padded`]); a row then spans whole blocks
+    /// ([`RowSlots::padded`]).
+    pub fn pad_sha256(&mut self) {
+        assert_eq!(self.usage, Use::Sha256, "padding key slots");
+        for (slot, &len) in self.buf.chunks_exact_mut(self.stride).zip(&self.lens) {
+            row_hash::pad(slot, len);
+        }
+    }
+
+    /// Row `r` with its padding, in whole blocks.
+    pub fn padded(&self, r: usize) -> &[u8] {
+        let start = r * self.stride;
+        &self.buf[start..start + row_hash::padded_len(self.lens[r])]
+    }
+}
+
+/// Writes one row's slot: bounds-checked stores into room [`RowSlots::reset`] made.
+pub struct SlotOut<'a> {
+    slot: &'a mut [u8],
+    len: &'a mut usize,
+}
+
+impl Out for SlotOut<'_> {
+    #[inline]
+    fn byte(&mut self, b: u8) {
+        self.slot[*self.len] = b;
+        *self.len += 1;
+    }
+
+    #[inline]
+    fn bytes(&mut self, b: &[u8]) {
+        let at = *self.len;
+        self.slot[at..at + b.len()].copy_from_slice(b);
+        *self.len += b.len();
+    }
+
+    #[inline]
+    fn word(&mut self, w: u128, n: usize) {
+        // The bytes above `n` are zero, as the slot is there.
+        let at = *self.len;
+        self.slot[at..at + 16].copy_from_slice(&w.to_le_bytes());
+        *self.len += n;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::canonical::{Encoder, StringRules};
+    use arrow::array::{Array, StringArray};
+    use sha2::{Digest, Sha256};
+
+    /// Encode `a` into `slots`, pad and check every row's SHA-256 against
+    /// [`sha2::Sha256`] of what the row path writes.
+    fn check_hashes(slots: &mut RowSlots, a: &StringArray, rules: StringRules) {
+        let enc = Encoder::new(a, rules, "s").unwrap();
+        slots.reset(a.len(), enc.max_len(0..a.len()));
+        enc.encode_rows(0, slots);
+        slots.pad_sha256();
+        for r in 0..a.len() {
+            let mut want = Vec::new();
+            enc.encode(r, &mut want);
+            assert_eq!(slots.row(r), want.as_slice(), "row {r}");
+            let words = row_hash::sha256_padded(slots.padded(r));
+            let got: Vec<u8> = words.iter().flat_map(|w| w.to_be_bytes()).collect();
+            assert_eq!(got, Sha256::digest(&want).to_vec(), "row {r}");
+        }
+    }
+
+    #[test]
+    fn a_reused_buffer_hashes_short_rows_after_long_ones() {
+        let mut slots = RowSlots::for_sha256();
+        let long = StringArray::from(vec!["a".repeat(300), "b".repeat(100)]);
+        let short = StringArray::from(vec![Some("x"), None, Some(""), Some("yz")]);
+        check_hashes(&mut slots, &long, StringRules::default());
+        check_hashes(&mut slots, &short, StringRules::default());
+        check_hashes(&mut slots, &long, StringRules::default());
+    }
+
+    #[test]
+    fn lower_casing_that_lengthens_text_stays_in_its_slot() {
+        // U+0130 (2 bytes) lower-cases to "i" and U+0307 (3 bytes).
+        let grows = StringArray::from(vec!["İ".repeat(50), "İx".into(), String::new()]);
+        let rules = StringRules {
+            ignore_case: true,
+            ..StringRules::default()
+        };
+        check_hashes(&mut RowSlots::for_sha256(), &grows, rules);
+    }
+}
