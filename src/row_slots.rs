@@ -144,7 +144,7 @@ impl Out for SlotOut<'_> {
     #[inline]
     fn bytes(&mut self, b: &[u8]) {
         let at = *self.len;
-        self.slot[at..at + b.len()].copy_from_slice(b);
+        copy_short(&mut self.slot[at..at + b.len()], b);
         *self.len += b.len();
     }
 
@@ -154,6 +154,26 @@ impl Out for SlotOut<'_> {
         let at = *self.len;
         self.slot[at..at + 16].copy_from_slice(&w.to_le_bytes());
         *self.len += n;
+    }
+}
+
+/// `dst.copy_from_slice(src)` for the short strings of typical rows without a call
+/// to `memcpy`: two fixed-size copies that overlap in the middle cover every length
+/// from one size to twice it.
+#[inline(always)]
+fn copy_short(dst: &mut [u8], src: &[u8]) {
+    fn overlapping<const N: usize>(dst: &mut [u8], src: &[u8]) {
+        let n = src.len();
+        dst[..N].copy_from_slice(&src[..N]);
+        dst[n - N..].copy_from_slice(&src[n - N..]);
+    }
+    match src.len() {
+        0 => {}
+        1..4 => dst.iter_mut().zip(src).for_each(|(d, s)| *d = *s),
+        4..8 => overlapping::<4>(dst, src),
+        8..16 => overlapping::<8>(dst, src),
+        16..=32 => overlapping::<16>(dst, src),
+        _ => dst.copy_from_slice(src),
     }
 }
 
@@ -178,6 +198,16 @@ mod tests {
             let words = row_hash::sha256_padded(slots.padded(r));
             let got: Vec<u8> = words.iter().flat_map(|w| w.to_be_bytes()).collect();
             assert_eq!(got, Sha256::digest(&want).to_vec(), "row {r}");
+        }
+    }
+
+    #[test]
+    fn short_copies_copy_every_length() {
+        for n in 0..=80usize {
+            let src: Vec<u8> = (0..n as u8).map(|i| i.wrapping_mul(37) | 1).collect();
+            let mut dst = vec![0u8; n];
+            copy_short(&mut dst, &src);
+            assert_eq!(dst, src, "length {n}");
         }
     }
 
