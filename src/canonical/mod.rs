@@ -722,6 +722,14 @@ fn format_nanos(nanos: i128) -> String {
     }
 }
 
+/// A counted run of `name: value` entries (struct fields, map entries) as `{a: 1, b: 2}`.
+fn braces(cursor: &mut &[u8], mut entry: impl FnMut(&mut &[u8]) -> String) -> String {
+    // Every entry takes at least one byte: a count beyond the input is corrupt.
+    let n = take_len(cursor).min(cursor.len());
+    let entries: Vec<String> = (0..n).map(|_| entry(cursor)).collect();
+    format!("{{{}}}", entries.join(", "))
+}
+
 fn read_display(cursor: &mut &[u8]) -> String {
     let t = take(cursor, 1).first().copied().unwrap_or(tag::NULL);
     match t {
@@ -772,27 +780,15 @@ fn read_display(cursor: &mut &[u8]) -> String {
             let items: Vec<String> = (0..n).map(|_| read_display(cursor)).collect();
             format!("[{}]", items.join(", "))
         }
-        tag::STRUCT => {
-            let n = take_len(cursor).min(cursor.len());
-            let fields: Vec<String> = (0..n)
-                .map(|_| {
-                    let len = take_len(cursor);
-                    let name = String::from_utf8_lossy(take(cursor, len)).into_owned();
-                    format!("{name}: {}", read_display(cursor))
-                })
-                .collect();
-            format!("{{{}}}", fields.join(", "))
-        }
-        tag::MAP => {
-            let n = take_len(cursor).min(cursor.len());
-            let entries: Vec<String> = (0..n)
-                .map(|_| {
-                    let k = read_display(cursor);
-                    format!("{k}: {}", read_display(cursor))
-                })
-                .collect();
-            format!("{{{}}}", entries.join(", "))
-        }
+        tag::STRUCT => braces(cursor, |cursor| {
+            let len = take_len(cursor);
+            let name = String::from_utf8_lossy(take(cursor, len)).into_owned();
+            format!("{name}: {}", read_display(cursor))
+        }),
+        tag::MAP => braces(cursor, |cursor| {
+            let k = read_display(cursor);
+            format!("{k}: {}", read_display(cursor))
+        }),
         other => {
             // Unknown tag: consume the rest so callers stop.
             *cursor = &[];
@@ -847,5 +843,42 @@ pub fn family(t: &DataType) -> &'static str {
         DataType::Struct(_) => "struct",
         DataType::Map(_, _) => "map",
         _ => "other",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow::array::{Int32Array, Int64Builder, MapBuilder, StringArray, StringBuilder};
+    use arrow::datatypes::Field;
+
+    use super::*;
+
+    #[test]
+    fn nested_values_display_as_braces_in_canonical_order() {
+        let s: ArrayRef = Arc::new(StructArray::from(vec![
+            (
+                Arc::new(Field::new("B", DataType::Utf8, true)),
+                Arc::new(StringArray::from(vec!["x"])) as ArrayRef,
+            ),
+            (
+                Arc::new(Field::new("a", DataType::Int32, true)),
+                Arc::new(Int32Array::from(vec![1])) as ArrayRef,
+            ),
+        ]));
+        let encoded = encode_value(&s, 0, StringRules::default()).unwrap();
+        assert_eq!(display(&encoded).as_deref(), Some("{a: 1, b: x}"));
+        let mut m = MapBuilder::new(None, StringBuilder::new(), Int64Builder::new());
+        for (k, v) in [("b", 2), ("a", 1)] {
+            m.keys().append_value(k);
+            m.values().append_value(v);
+        }
+        m.append(true).unwrap();
+        let m: ArrayRef = Arc::new(m.finish());
+        let encoded = encode_value(&m, 0, StringRules::default()).unwrap();
+        assert_eq!(display(&encoded).as_deref(), Some("{a: 1, b: 2}"));
+        // A count beyond the bytes is corrupt input, not a long loop.
+        assert_eq!(display(&[tag::MAP, 0x7f]).as_deref(), Some("{}"));
     }
 }
