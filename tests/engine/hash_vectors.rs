@@ -197,6 +197,34 @@ fn encode_rows_writes_what_encode_writes() {
             Some(vec![]),
         ])),
         arr(map.finish()),
+        arr(StringViewArray::from(vec![
+            Some("a string longer than twelve bytes"),
+            None,
+            Some("short"),
+        ])),
+        arr(LargeStringArray::from(vec![Some("x"), None, Some("")])),
+        arr(FixedSizeBinaryArray::try_from_sparse_iter_with_size(
+            vec![Some(b"ab".as_ref()), None, Some(b"cd".as_ref())].into_iter(),
+            2,
+        )
+        .unwrap()),
+        arr(Decimal128Array::from(vec![Some(i128::MAX), None, Some(7)])
+            .with_precision_and_scale(38, -3)
+            .unwrap()),
+        arr(StructArray::from(vec![
+            (
+                Arc::new(Field::new("s", arrow::datatypes::DataType::Utf8, true)),
+                arr(StringArray::from(vec![
+                    Some("long enough to matter"),
+                    None,
+                    Some(""),
+                ])),
+            ),
+            (
+                Arc::new(Field::new("n", arrow::datatypes::DataType::Int32, true)),
+                arr(Int32Array::from(vec![Some(1), Some(2), None])),
+            ),
+        ])),
     ];
     let before = Encoder::constant_text(Some("x"), StringRules::default());
     let mut slots = RowSlots::for_keys();
