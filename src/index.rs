@@ -49,16 +49,30 @@ pub struct RowInfo {
 }
 
 /// One hashed row in a bucket: its key bytes and tolerance values are in the
-/// bucket's arenas.
+/// bucket's arenas. Exactly one cache line (the location's fields apart, without
+/// `RowLoc`'s padding), so scattering a row writes one line.
 #[derive(Clone, Copy)]
+#[repr(C, align(64))]
 struct Rec {
     hash64: u64,
     row_hash: RowHash,
-    loc: RowLoc,
+    row: u64,
+    file: u32,
     key_start: u32,
     key_len: u32,
     tol_start: u32,
 }
+
+impl Rec {
+    fn loc(&self) -> RowLoc {
+        RowLoc {
+            file: self.file,
+            row: self.row,
+        }
+    }
+}
+
+const _: () = assert!(std::mem::size_of::<Rec>() == 64);
 
 /// The rows of one side, one task and one bucket.
 struct Chunk {
@@ -95,7 +109,8 @@ impl Spill {
         c.recs.push(Rec {
             hash64,
             row_hash,
-            loc,
+            row: loc.row,
+            file: loc.file,
             key_start: c.keys.len() as u32,
             key_len: key.len() as u32,
             tol_start: c.tol.len() as u32,
@@ -241,7 +256,7 @@ impl PartitionIndex {
             let mut chunks = std::mem::take(&mut *bucket.lock().expect("poisoned"));
             // Sides and files in order, whatever order the tasks ended in: the first
             // row of a key is then the first in the files.
-            chunks.sort_by_key(|(side, c)| (side.index(), c.recs[0].loc));
+            chunks.sort_by_key(|(side, c)| (side.index(), c.recs[0].loc()));
             table.clear();
             entries.clear();
             tol.clear();
@@ -257,7 +272,7 @@ impl PartitionIndex {
                     let info = RowInfo {
                         hash: r.row_hash,
                         count: 1,
-                        loc: r.loc,
+                        loc: r.loc(),
                         tol: tol.len() as u32,
                     };
                     let tol_vals = &chunk.tol[r.tol_start as usize..r.tol_start as usize + w];
