@@ -59,7 +59,8 @@ impl RowHasher {
                 .fold(0, usize::saturating_add)
         };
         let (key_bound, value_bound) = (bound(keys), bound(values));
-        let chunk = RowSlots::rows_per_chunk(key_bound.max(value_bound));
+        // Value slots are the larger for one bound (room for the padding).
+        let chunk = self.values.rows_per_chunk(key_bound.max(value_bound));
         for first in (0..rows).step_by(chunk) {
             let n = chunk.min(rows - first);
             self.values.reset(n, value_bound);

@@ -57,9 +57,10 @@ impl RowSlots {
         }
     }
 
-    /// How many rows whose encodings take at most `bound` bytes one chunk holds.
-    pub fn rows_per_chunk(bound: usize) -> usize {
-        (CHUNK_BYTES / bound.saturating_add(96)).max(1)
+    /// How many rows whose encodings take at most `bound` bytes one chunk of these
+    /// slots holds.
+    pub fn rows_per_chunk(&self, bound: usize) -> usize {
+        (CHUNK_BYTES / self.stride_for(bound)).max(1)
     }
 
     /// The slot size for rows of at most `bound` bytes: room for a sixteen-byte
@@ -83,11 +84,6 @@ impl RowSlots {
         }
         self.lens.clear();
         self.lens.resize(rows, 0);
-    }
-
-    /// Number of rows.
-    pub fn rows(&self) -> usize {
-        self.lens.len()
     }
 
     /// The bytes written so far to each row.

@@ -41,9 +41,6 @@ impl Encoder<'_> {
 
     /// The most bytes the encodings of all of `rows` take together.
     fn total_len(&self, rows: Range<usize>) -> usize {
-        if let Some(n) = self.fixed_len() {
-            return n.saturating_mul(rows.len());
-        }
         if let Some(n) = self.values_bound(rows.clone(), Fold::Sum) {
             return n;
         }
@@ -81,8 +78,11 @@ impl Encoder<'_> {
                     .saturating_add(keys.total_len(entries.clone()))
                     .saturating_add(values.total_len(entries))
             }
-            // Fixed-length kinds returned above.
-            _ => WIDEST_EXACT.saturating_mul(count),
+            // Every other kind has a fixed bound.
+            _ => self
+                .fixed_len()
+                .unwrap_or(WIDEST_EXACT)
+                .saturating_mul(count),
         }
     }
 

@@ -316,9 +316,9 @@ impl<'a> Encoder<'a> {
         self.encode_each(std::iter::once((row, out)));
     }
 
-    /// Append the canonical encoding of rows `first..first + slots.rows()` to their
-    /// slots, the whole column in one loop: the type is dispatched once, not per value.
-    /// The slots must have room for [`Encoder::max_len`] of those rows.
+    /// Append the canonical encoding of rows `first..` to the slots, one row each, the
+    /// whole column in one loop: the type is dispatched once, not per value. The slots
+    /// must have room for [`Encoder::max_len`] of those rows.
     pub fn encode_rows(&self, first: usize, slots: &mut RowSlots) {
         self.encode_each(slots.outs(first));
     }
