@@ -44,8 +44,6 @@ pub struct RowInfo {
     pub count: u32,
     /// Where the first such row is (in file order).
     pub loc: RowLoc,
-    /// Offset of the row's tolerance-column values in the bucket's copy.
-    tol: u32,
 }
 
 /// One hashed row in a bucket: its key bytes and tolerance values are in the
@@ -115,6 +113,10 @@ impl Spill {
             key_len: key.len() as u32,
             tol_start: c.tol.len() as u32,
         });
+        if c.keys.is_empty() {
+            // Room for the rows the records have room for, if keys are about this long.
+            c.keys.reserve(c.recs.capacity() * key.len());
+        }
         c.keys.extend_from_slice(key);
         c.tol.extend(tol);
     }
@@ -165,12 +167,26 @@ pub struct KeyView<'a> {
     pub target_tol: &'a [Option<f64>],
 }
 
-/// A key while its bucket is joined: where its bytes are, and what each side has.
+/// A key while its bucket is joined: per side, its first row (chunk and record in
+/// the bucket, or [`NONE`]) and how many rows have the key.
 struct Entry {
     hash64: u64,
-    chunk: u32,
-    rec: u32,
-    sides: [Option<RowInfo>; 2],
+    first: [(u32, u32); 2],
+    count: [u32; 2],
+}
+
+/// No row on this side.
+const NONE: (u32, u32) = (u32::MAX, u32::MAX);
+
+impl Entry {
+    /// A row with the key (the source's first if any): where its bytes are.
+    fn a_row(&self) -> (u32, u32) {
+        if self.first[0] == NONE {
+            self.first[1]
+        } else {
+            self.first[0]
+        }
+    }
 }
 
 impl PartitionIndex {
@@ -207,7 +223,7 @@ impl PartitionIndex {
                 .map(|_| Chunk {
                     recs: Vec::with_capacity(per),
                     keys: Vec::new(),
-                    tol: Vec::new(),
+                    tol: Vec::with_capacity(per * self.tol_width),
                 })
                 .collect(),
             bucket_mask: self.bucket_mask,
@@ -251,69 +267,70 @@ impl PartitionIndex {
         let w = self.tol_width;
         let mut table: HashTable<u32> = HashTable::new();
         let mut entries: Vec<Entry> = Vec::new();
-        let mut tol: Vec<Option<f64>> = Vec::new();
         for bucket in &self.buckets {
             let mut chunks = std::mem::take(&mut *bucket.lock().expect("poisoned"));
             // Sides and files in order, whatever order the tasks ended in: the first
             // row of a key is then the first in the files.
             chunks.sort_by_key(|(side, c)| (side.index(), c.recs[0].loc()));
+            let rec = |(chunk, rec): (u32, u32)| {
+                let c = &chunks[chunk as usize].1;
+                (c, &c.recs[rec as usize])
+            };
             table.clear();
             entries.clear();
-            tol.clear();
             for (chunk_no, (side, chunk)) in chunks.iter().enumerate() {
                 let s = side.index();
                 for (rec_no, r) in chunk.recs.iter().enumerate() {
+                    let here = (chunk_no as u32, rec_no as u32);
                     let key = chunk.key(r);
                     let found = table.find(r.hash64, |&e| {
                         let e = &entries[e as usize];
-                        let c = &chunks[e.chunk as usize].1;
-                        e.hash64 == r.hash64 && c.key(&c.recs[e.rec as usize]) == key
+                        let (c, other) = rec(e.a_row());
+                        e.hash64 == r.hash64 && c.key(other) == key
                     });
-                    let info = RowInfo {
-                        hash: r.row_hash,
-                        count: 1,
-                        loc: r.loc(),
-                        tol: tol.len() as u32,
-                    };
-                    let tol_vals = &chunk.tol[r.tol_start as usize..r.tol_start as usize + w];
                     match found {
-                        Some(&at) => match &mut entries[at as usize].sides[s] {
-                            Some(first) => first.count += 1,
-                            side @ None => {
-                                *side = Some(info);
-                                tol.extend_from_slice(tol_vals);
+                        Some(&at) => {
+                            let e = &mut entries[at as usize];
+                            if e.count[s] == 0 {
+                                e.first[s] = here;
                             }
-                        },
+                            e.count[s] += 1;
+                        }
                         None => {
-                            let mut sides = [None, None];
-                            sides[s] = Some(info);
-                            tol.extend_from_slice(tol_vals);
-                            let at = entries.len() as u32;
-                            entries.push(Entry {
+                            let mut e = Entry {
                                 hash64: r.hash64,
-                                chunk: chunk_no as u32,
-                                rec: rec_no as u32,
-                                sides,
-                            });
+                                first: [NONE; 2],
+                                count: [0; 2],
+                            };
+                            e.first[s] = here;
+                            e.count[s] = 1;
+                            let at = entries.len() as u32;
+                            entries.push(e);
                             table.insert_unique(r.hash64, at, |&e| entries[e as usize].hash64);
                         }
                     }
                 }
             }
-            let side_tol = |info: &Option<RowInfo>| -> &[Option<f64>] {
-                match info {
-                    Some(i) => &tol[i.tol as usize..i.tol as usize + w],
-                    None => &[],
-                }
+            let side = |e: &Entry, s: usize| -> Option<(RowInfo, &[Option<f64>])> {
+                (e.count[s] > 0).then(|| {
+                    let (c, r) = rec(e.first[s]);
+                    let info = RowInfo {
+                        hash: r.row_hash,
+                        count: e.count[s],
+                        loc: r.loc(),
+                    };
+                    (info, &c.tol[r.tol_start as usize..r.tol_start as usize + w])
+                })
             };
             for e in &entries {
-                let c = &chunks[e.chunk as usize].1;
+                let (source, target) = (side(e, 0), side(e, 1));
+                let (c, r) = rec(e.a_row());
                 f(KeyView {
-                    key: c.key(&c.recs[e.rec as usize]),
-                    source: e.sides[0].as_ref(),
-                    target: e.sides[1].as_ref(),
-                    source_tol: side_tol(&e.sides[0]),
-                    target_tol: side_tol(&e.sides[1]),
+                    key: c.key(r),
+                    source: source.as_ref().map(|(i, _)| i),
+                    target: target.as_ref().map(|(i, _)| i),
+                    source_tol: source.as_ref().map_or(&[], |(_, t)| t),
+                    target_tol: target.as_ref().map_or(&[], |(_, t)| t),
                 });
             }
         }

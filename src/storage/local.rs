@@ -1,8 +1,8 @@
 //! Local folders as an [`ObjectStore`]: plain paths or `file://` URIs.
 
 use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
 use std::ops::Range;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -72,7 +72,7 @@ impl ObjectStore for LocalStore {
             let path = local_path(&file.uri);
             let f = File::open(&path).map_err(|e| ReconError::io(&path, e))?;
             Ok(Box::new(LocalFileReader {
-                file: Arc::new(f),
+                file: f,
                 size: file.size,
             }) as Box<dyn AsyncFileReader>)
         }
@@ -112,8 +112,28 @@ impl ObjectStore for LocalStore {
 /// Positional reads of a local file. Reads are served from the page cache and are
 /// short, so they run inline on the async worker instead of a blocking pool.
 struct LocalFileReader {
-    file: Arc<File>,
+    file: File,
     size: u64,
+}
+
+/// Read `len` bytes at `start` into a fresh buffer that is not zeroed first (the
+/// reader writes into its spare capacity); a short file is an `UnexpectedEof`. The
+/// reader owns its `File`, so moving the shared offset is harmless.
+fn read_range(file: &File, start: u64, len: usize) -> std::io::Result<Vec<u8>> {
+    let mut file = file;
+    file.seek(SeekFrom::Start(start))?;
+    let mut buf = Vec::with_capacity(len);
+    file.take(len as u64).read_to_end(&mut buf)?;
+    if buf.len() < len {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            format!(
+                "{len} bytes at offset {start} asked, the file ends after {}",
+                buf.len()
+            ),
+        ));
+    }
+    Ok(buf)
 }
 
 impl AsyncFileReader for LocalFileReader {
@@ -121,11 +141,9 @@ impl AsyncFileReader for LocalFileReader {
         let result = (|| {
             let len = usize::try_from(range.end - range.start)
                 .map_err(|e| ParquetError::External(Box::new(e)))?;
-            let mut buf = vec![0u8; len];
-            self.file
-                .read_exact_at(&mut buf, range.start)
-                .map_err(|e| ParquetError::External(Box::new(e)))?;
-            Ok(Bytes::from(buf))
+            read_range(&self.file, range.start, len)
+                .map(Bytes::from)
+                .map_err(|e| ParquetError::External(Box::new(e)))
         })();
         futures::future::ready(result).boxed()
     }
@@ -136,5 +154,23 @@ impl AsyncFileReader for LocalFileReader {
     ) -> BoxFuture<'a, parquet::errors::Result<Arc<ParquetMetaData>>> {
         let size = self.size;
         async move { read_footer(self, size, options).await }.boxed()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_are_read_whole_or_refused() {
+        let mut f = tempfile::tempfile().unwrap();
+        std::io::Write::write_all(&mut f, b"0123456789").unwrap();
+        assert_eq!(read_range(&f, 2, 5).unwrap(), b"23456");
+        // A later read at an earlier offset: positional, whatever the last read did.
+        assert_eq!(read_range(&f, 0, 3).unwrap(), b"012");
+        assert_eq!(read_range(&f, 7, 0).unwrap(), b"");
+        let short = read_range(&f, 8, 5).unwrap_err();
+        assert_eq!(short.kind(), std::io::ErrorKind::UnexpectedEof);
+        assert!(short.to_string().contains("5 bytes at offset 8"), "{short}");
     }
 }
