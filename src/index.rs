@@ -336,3 +336,77 @@ impl PartitionIndex {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    /// What the join says about one key: per side, (count, first location, row hash's
+    /// first word, tolerance values).
+    type Seen = [Option<(u32, RowLoc, u32, Vec<Option<f64>>)>; 2];
+
+    fn push(index: &PartitionIndex, spill: &mut Spill, key: &str, file: u32, row: u64) {
+        let tol = [Some(row as f64 + 0.5)];
+        let loc = RowLoc { file, row };
+        let hash = [row as u32; 8];
+        spill.push(
+            index.key_hash(key.as_bytes()),
+            key.as_bytes(),
+            hash,
+            loc,
+            tol.into_iter(),
+        );
+    }
+
+    fn drain(index: &PartitionIndex) -> BTreeMap<String, Seen> {
+        let mut seen = BTreeMap::new();
+        index.drain_keys(|v| {
+            let side = |info: Option<&RowInfo>, tol: &[Option<f64>]| {
+                info.map(|i| (i.count, i.loc, i.hash[0], tol.to_vec()))
+            };
+            let key = String::from_utf8(v.key.to_vec()).unwrap();
+            let sides = [side(v.source, v.source_tol), side(v.target, v.target_tol)];
+            assert!(seen.insert(key, sides).is_none(), "a key visited twice");
+        });
+        seen
+    }
+
+    #[test]
+    fn keys_join_across_tasks_with_counts_and_the_first_row_in_file_order() {
+        // Few expected keys: one bucket, so every key meets every other in one table.
+        for expected in [1, 100_000] {
+            let index = PartitionIndex::new(1, expected);
+            // Tasks end in any order: file 1's task hands its rows over first.
+            let mut later = index.spill(Side::Source, 4);
+            push(&index, &mut later, "a", 1, 0);
+            push(&index, &mut later, "b", 1, 1);
+            index.absorb(later);
+            let mut earlier = index.spill(Side::Source, 4);
+            push(&index, &mut earlier, "a", 0, 7);
+            push(&index, &mut earlier, "a", 0, 9);
+            index.absorb(earlier);
+            let mut target = index.spill(Side::Target, 4);
+            push(&index, &mut target, "c", 0, 3);
+            push(&index, &mut target, "a", 0, 2);
+            index.absorb(target);
+
+            let seen = drain(&index);
+            let at = |file, row| RowLoc { file, row };
+            let tol = |row: u64| vec![Some(row as f64 + 0.5)];
+            assert_eq!(seen.len(), 3, "{expected}: {seen:?}");
+            assert_eq!(
+                seen["a"],
+                [
+                    Some((3, at(0, 7), 7, tol(7))),
+                    Some((1, at(0, 2), 2, tol(2)))
+                ]
+            );
+            assert_eq!(seen["b"], [Some((1, at(1, 1), 1, tol(1))), None]);
+            assert_eq!(seen["c"], [None, Some((1, at(0, 3), 3, tol(3)))]);
+            // Drained: a second pass sees nothing.
+            assert!(drain(&index).is_empty());
+        }
+    }
+}
