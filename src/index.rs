@@ -167,8 +167,8 @@ pub struct KeyView<'a> {
     pub target_tol: &'a [Option<f64>],
 }
 
-/// A key while its bucket is joined: per side, its first row (chunk and record in
-/// the bucket, or [`NONE`]) and how many rows have the key.
+/// A key while its bucket is joined: per side, how many rows have the key and where
+/// the first is (chunk and record in the bucket; [`NONE`] while the count is 0).
 struct Entry {
     hash64: u64,
     first: [(u32, u32); 2],
@@ -181,10 +181,10 @@ const NONE: (u32, u32) = (u32::MAX, u32::MAX);
 impl Entry {
     /// A row with the key (the source's first if any): where its bytes are.
     fn a_row(&self) -> (u32, u32) {
-        if self.first[0] == NONE {
-            self.first[1]
-        } else {
+        if self.count[0] > 0 {
             self.first[0]
+        } else {
+            self.first[1]
         }
     }
 }
@@ -288,27 +288,26 @@ impl PartitionIndex {
                         let (c, other) = rec(e.a_row());
                         e.hash64 == r.hash64 && c.key(other) == key
                     });
-                    match found {
-                        Some(&at) => {
-                            let e = &mut entries[at as usize];
-                            if e.count[s] == 0 {
-                                e.first[s] = here;
-                            }
-                            e.count[s] += 1;
-                        }
+                    let at = match found {
+                        Some(&at) => at as usize,
                         None => {
-                            let mut e = Entry {
+                            entries.push(Entry {
                                 hash64: r.hash64,
                                 first: [NONE; 2],
                                 count: [0; 2],
-                            };
-                            e.first[s] = here;
-                            e.count[s] = 1;
-                            let at = entries.len() as u32;
-                            entries.push(e);
-                            table.insert_unique(r.hash64, at, |&e| entries[e as usize].hash64);
+                            });
+                            let at = entries.len() - 1;
+                            table.insert_unique(r.hash64, at as u32, |&e| {
+                                entries[e as usize].hash64
+                            });
+                            at
                         }
+                    };
+                    let e = &mut entries[at];
+                    if e.count[s] == 0 {
+                        e.first[s] = here;
                     }
+                    e.count[s] += 1;
                 }
             }
             let side = |e: &Entry, s: usize| -> Option<(RowInfo, &[Option<f64>])> {

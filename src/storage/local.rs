@@ -138,13 +138,11 @@ fn read_range(file: &File, start: u64, len: usize) -> std::io::Result<Vec<u8>> {
 
 impl AsyncFileReader for LocalFileReader {
     fn get_bytes(&mut self, range: Range<u64>) -> BoxFuture<'_, parquet::errors::Result<Bytes>> {
-        let result = (|| {
-            let len = usize::try_from(range.end - range.start)
-                .map_err(|e| ParquetError::External(Box::new(e)))?;
-            read_range(&self.file, range.start, len)
-                .map(Bytes::from)
-                .map_err(|e| ParquetError::External(Box::new(e)))
-        })();
+        let result = usize::try_from(range.end - range.start)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))
+            .and_then(|len| read_range(&self.file, range.start, len))
+            .map(Bytes::from)
+            .map_err(|e| ParquetError::External(Box::new(e)));
         futures::future::ready(result).boxed()
     }
 
