@@ -44,6 +44,7 @@ pub mod row_slots;
 pub mod runner;
 pub mod sample;
 pub mod scan;
+pub mod side_schema;
 pub mod storage;
 pub mod table;
 

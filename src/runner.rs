@@ -16,6 +16,7 @@ use crate::plan::{ComparePlan, with_partition_columns};
 use crate::reconcile::{ItemRunner, RetainBudget};
 use crate::report::{Report, RunMeta, build_report, new_run_id, now_rfc3339};
 use crate::scan::{NoProgress, Progress, open_file};
+use crate::side_schema::SideSchema;
 use crate::storage::Storage;
 use crate::table::{Location, TableListing, WorkItem, align, list_location};
 
@@ -102,33 +103,43 @@ pub async fn resolve_table(
     }
 }
 
+/// Footers read at once while a side's schema is gathered.
+const FOOTER_CONCURRENCY: usize = 32;
+
+/// The schema of a side: the union of its files' columns ([`SideSchema`]) and its
+/// partition columns. A corrupt file is skipped here: it fails its own partition,
+/// which the report shows as incomplete, instead of stopping the whole pair.
 async fn table_schema(
     opts: &RunOptions,
     listing: &TableListing,
 ) -> Result<arrow::datatypes::Schema> {
-    // The schema comes from the first readable file. A corrupt file is skipped
-    // here: it fails its own partition, which the report shows as incomplete,
-    // instead of stopping the whole pair.
+    let mut union = SideSchema::new(&listing.location);
     let mut corrupt = None;
-    for file in &listing.files {
-        let store = opts.storage.for_uri(&file.file.uri)?;
-        match open_file(store.as_ref(), file).await {
-            Ok(opened) => {
-                return Ok(with_partition_columns(
-                    opened.meta.schema(),
-                    &listing.partition_columns,
-                ));
-            }
+    let mut footers = futures::stream::iter(&listing.files)
+        .map(|file| async move {
+            let store = opts.storage.for_uri(&file.file.uri)?;
+            open_file(store.as_ref(), file).await
+        })
+        .buffered(FOOTER_CONCURRENCY);
+    while let Some(opened) = footers.next().await {
+        match opened {
+            Ok(opened) => union.add(&opened.file.file.uri, opened.meta.schema())?,
             Err(e @ ReconError::CorruptParquet { .. }) => {
                 corrupt.get_or_insert(e);
             }
             Err(e) => return Err(e),
         }
     }
-    Err(corrupt.unwrap_or_else(|| ReconError::TableNotFound {
-        location: listing.location.clone(),
-        reason: "no Parquet files match (check the partition filter)".into(),
-    }))
+    if union.files() == 0 {
+        return Err(corrupt.unwrap_or_else(|| ReconError::TableNotFound {
+            location: listing.location.clone(),
+            reason: "no Parquet files match (check the partition filter)".into(),
+        }));
+    }
+    Ok(with_partition_columns(
+        &union.finish(),
+        &listing.partition_columns,
+    ))
 }
 
 /// Resolve both tables, build the plan and align partitions.

@@ -360,3 +360,27 @@ pub fn read_rows_as_text(path: &Path) -> Vec<BTreeMap<String, Option<String>>> {
     }
     rows
 }
+
+/// The library refuses to run the lab's pair, and the CLI exits 2 without a
+/// report; both messages name every part.
+pub fn assert_cannot_run(lab: &Lab, key: &[&str], extra: &str, parts: &[&str]) -> String {
+    let err = match lab.try_run(key, extra) {
+        Ok(run) => panic!("ran: {:?}", run.report),
+        Err(e) => e.to_string(),
+    };
+    for p in parts {
+        assert!(err.contains(p), "`{p}` not in: {err}");
+    }
+    let config = lab.write_config(key, extra);
+    let out = lab
+        .cli(&["run", "--config", config.to_str().unwrap(), "--out", "out"])
+        .expect_code(2);
+    for p in parts {
+        assert!(out.stderr.contains(p), "`{p}` not in stderr: {out:#?}");
+    }
+    assert!(
+        !lab.path("out/t").exists(),
+        "a report was written: {out:#?}"
+    );
+    err
+}

@@ -12,4 +12,5 @@ mod masking;
 mod options;
 mod partitions;
 mod report;
+mod schema_evolution;
 mod types;
