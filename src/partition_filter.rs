@@ -51,6 +51,32 @@ enum Token {
     Comma,
 }
 
+impl std::fmt::Display for Op {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Op::Eq => "=",
+            Op::Ne => "<>",
+            Op::Lt => "<",
+            Op::Le => "<=",
+            Op::Gt => ">",
+            Op::Ge => ">=",
+        })
+    }
+}
+
+/// A token as the user wrote it, or the end of the filter, for messages.
+fn found(token: Option<&Token>) -> String {
+    match token {
+        None => "the end of the filter".into(),
+        Some(Token::Ident(s)) => format!("`{s}`"),
+        Some(Token::Str(s)) => format!("'{s}'"),
+        Some(Token::Op(op)) => format!("`{op}`"),
+        Some(Token::LParen) => "`(`".into(),
+        Some(Token::RParen) => "`)`".into(),
+        Some(Token::Comma) => "`,`".into(),
+    }
+}
+
 fn tokenize(text: &str) -> std::result::Result<Vec<Token>, String> {
     let mut out = Vec::new();
     let chars: Vec<char> = text.chars().collect();
@@ -188,14 +214,19 @@ impl Parser {
     fn value(&mut self) -> std::result::Result<String, String> {
         match self.next() {
             Some(Token::Str(s)) | Some(Token::Ident(s)) => Ok(s),
-            other => Err(format!("expected a value, found {other:?}")),
+            other => Err(format!("expected a value, found {}", found(other.as_ref()))),
         }
     }
 
     fn comparison(&mut self) -> std::result::Result<Filter, String> {
         let column = match self.next() {
             Some(Token::Ident(c)) => c.to_lowercase(),
-            other => return Err(format!("expected a partition column, found {other:?}")),
+            other => {
+                return Err(format!(
+                    "expected a partition column, found {}",
+                    found(other.as_ref())
+                ));
+            }
         };
         if self.peek_keyword("in") {
             self.pos += 1;
@@ -208,7 +239,10 @@ impl Parser {
                     Some(Token::Comma) => values.push(self.value()?),
                     Some(Token::RParen) => break,
                     other => {
-                        return Err(format!("expected `,` or `)` in IN list, found {other:?}"));
+                        return Err(format!(
+                            "expected `,` or `)` in IN list, found {}",
+                            found(other.as_ref())
+                        ));
                     }
                 }
             }
@@ -231,7 +265,8 @@ impl Parser {
             Some(Token::Op(op)) => op,
             other => {
                 return Err(format!(
-                    "expected a comparison after `{column}`, found {other:?}"
+                    "expected a comparison after `{column}`, found {}",
+                    found(other.as_ref())
                 ));
             }
         };
@@ -254,7 +289,7 @@ impl Filter {
         let mut p = Parser { tokens, pos: 0 };
         let f = p.or().map_err(err)?;
         if p.pos < p.tokens.len() {
-            return Err(err(format!("unexpected {:?}", p.tokens[p.pos])));
+            return Err(err(format!("unexpected {}", found(p.tokens.get(p.pos)))));
         }
         Ok(f)
     }
@@ -339,6 +374,17 @@ mod tests {
     fn bad_filter_names_expression() {
         let e = Filter::parse("dt >>").unwrap_err().to_string();
         assert!(e.contains("dt >>"), "{e}");
+        assert!(e.ends_with("expected a value, found `>`"), "{e}");
         assert!(Filter::parse("dt = 'x").is_err());
+    }
+
+    #[test]
+    fn errors_show_tokens_as_written() {
+        let msg = |f: &str| Filter::parse(f).unwrap_err().to_string();
+        assert!(msg("dt =").ends_with("found the end of the filter"));
+        assert!(msg("'x' = dt").ends_with("expected a partition column, found 'x'"));
+        assert!(msg("dt IN ('a' 'b')").ends_with("in IN list, found 'b'"));
+        assert!(msg("dt ( 1").ends_with("after `dt`, found `(`"));
+        assert!(msg("dt = 1 )").ends_with("unexpected `)`"));
     }
 }

@@ -9,6 +9,7 @@ macro_rules! out {
     }};
 }
 
+mod diff;
 mod progress;
 mod summary;
 
@@ -17,6 +18,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
+
+use diff::DiffPair;
 
 use glue_recon::config::{Config, PairConfig};
 use glue_recon::history::{apply_drift, load_history, record_run};
@@ -49,25 +52,8 @@ enum Command {
     },
     /// Reconcile two tables once, without a config file.
     Diff {
-        /// The source table (folder, file://, s3:// or glue://db/table).
-        source: String,
-        /// The target table.
-        target: String,
-        /// Key column (repeat for a composite key).
-        #[arg(long = "key", required = true)]
-        key: Vec<String>,
-        /// Column not to compare (repeatable).
-        #[arg(long = "exclude")]
-        exclude: Vec<String>,
-        /// Column whose values are never shown (repeatable).
-        #[arg(long = "mask")]
-        masked: Vec<String>,
-        /// Partition filter (`dt >= '2024-01-01'`).
-        #[arg(long)]
-        partition_filter: Option<String>,
-        /// Samples per finding kind in the report.
-        #[arg(long, default_value_t = 20)]
-        sample_limit: usize,
+        #[command(flatten)]
+        pair: Box<DiffPair>,
         #[command(flatten)]
         output: OutputArgs,
     },
@@ -186,29 +172,8 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             let selected: Vec<PairConfig> = config.select(&pairs)?.into_iter().cloned().collect();
             run_pairs(&config, selected, partitions, output).await
         }
-        Command::Diff {
-            source,
-            target,
-            key,
-            exclude,
-            masked,
-            partition_filter,
-            sample_limit,
-            output,
-        } => {
-            let text = toml::to_string(&serde_json::json!({
-                "pair": [{
-                    "name": "diff",
-                    "source": source,
-                    "target": target,
-                    "key": key,
-                    "exclude": exclude,
-                    "masked": masked,
-                    "sample_limit": sample_limit,
-                }]
-            }))?;
-            let mut config = Config::parse(&text, "command line")?;
-            config.pairs[0].partition_filter = partition_filter;
+        Command::Diff { pair, output } => {
+            let config = pair.config()?;
             let selected = config.pairs.clone();
             run_pairs(&config, selected, Vec::new(), output).await
         }

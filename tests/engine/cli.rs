@@ -186,10 +186,100 @@ fn diff_subcommand_reconciles_two_folders() {
     // Without --exclude, load_ts differs on every key.
     let all = lab.cli(&args(&["--json"])).expect_code(1).json();
     assert_eq!(all["totals"]["mismatch"], 3);
-    // The summary form names the report under <out>/diff/<run_id>/.
+    // The summary form names the report under <out>/<name>/<run_id>/, the name from
+    // the two locations unless --name gives one.
     let summary = lab.cli(&args(&[])).expect_code(1);
     assert!(summary.stdout.contains("report.html"), "{summary:#?}");
-    assert!(lab.path("out/diff").is_dir());
+    assert_eq!(
+        json["pair"], all["pair"],
+        "the same tables, the same history"
+    );
+    let name = json["pair"].as_str().unwrap();
+    assert!(name.starts_with("diff-") && name.len() == 13, "{name}");
+    assert!(lab.path("out").join(name).is_dir());
+    let named = lab
+        .cli(&args(&["--name", "orders", "--json"]))
+        .expect_code(1);
+    assert_eq!(named.json()["pair"], "orders");
+    assert!(lab.path("out/orders").is_dir());
+}
+
+/// Runs of other tables into the same report folder do not share a history: the
+/// second pair's first run has no baseline, so no drift against the first pair.
+#[test]
+fn diffs_of_other_tables_get_other_names() {
+    let lab = Lab::new();
+    lab.write("source/p.parquet", &batch(vec![("id", ids(4))]));
+    lab.write("target/p.parquet", &batch(vec![("id", ids(4))]));
+    lab.write("small/p.parquet", &batch(vec![("id", ids(1))]));
+    let run = |s: &str, t: &str| {
+        lab.cli(&["diff", s, t, "--key", "id", "--out", "out", "--json"])
+            .expect_code(0)
+            .json()
+    };
+    let first = run("source", "target");
+    let other = run("small", "small");
+    assert_ne!(first["pair"], other["pair"]);
+    assert_eq!(other["drift"]["baseline_runs"], 0, "{other:#}");
+    assert_eq!(other["drift"]["detected"], false, "{other:#}");
+    assert_eq!(run("source", "target")["drift"]["baseline_runs"], 1);
+}
+
+/// `diff` takes the options of a config's pair: rename, tolerances, string rules,
+/// and a strict schema.
+#[test]
+fn diff_options_are_the_pair_options() {
+    let source = batch(vec![
+        ("id", ids(3)),
+        ("cust", arr(StringArray::from(vec!["a", "b", "c"]))),
+        ("amount", arr(Float64Array::from(vec![1.0, 2.0, 3.0]))),
+        ("name", arr(StringArray::from(vec![" Ann", "", "Cy"]))),
+    ]);
+    let target = batch(vec![
+        ("id", ids(3)),
+        ("customer", arr(StringArray::from(vec!["a", "b", "c"]))),
+        ("amount", arr(Float64Array::from(vec![1.004, 2.0, 3.5]))),
+        (
+            "name",
+            arr(StringArray::from(vec![Some("ann"), None, Some("CY")])),
+        ),
+    ]);
+    let lab = Lab::with(&source, &target);
+    let diff = |extra: &[&str]| {
+        let mut args = vec!["diff", "source", "target", "--key", "id", "--out", "out"];
+        args.extend_from_slice(extra);
+        args.push("--json");
+        lab.cli(&args)
+    };
+    let strict = diff(&["--require-same-schema"]).expect_code(2);
+    assert!(strict.stderr.contains("require_same_schema"), "{strict:#?}");
+    let plain = diff(&[]).expect_code(1).json();
+    assert_eq!(
+        plain["schema"]["only_in_source"],
+        serde_json::json!(["cust"])
+    );
+    assert_eq!(plain["totals"]["mismatch"], 3);
+    let opts = [
+        "--rename",
+        "cust=customer",
+        "--abs-tolerance",
+        "amount=0.01",
+        "--trim",
+        "name",
+        "--ignore-case",
+        "name",
+        "--empty-as-null",
+        "name",
+    ];
+    let json = diff(&opts).expect_code(1).json();
+    assert_eq!(json["schema"]["only_in_source"], serde_json::json!([]));
+    assert_eq!(json["totals"]["mismatch"], 1, "{json:#}");
+    assert_eq!(
+        json["samples"]["MISMATCH"][0]["diffs"],
+        serde_json::json!([{"column": "amount", "source": "3.0", "target": "3.5"}])
+    );
+    let bad = diff(&["--abs-tolerance", "amount=lots"]).expect_code(2);
+    assert!(bad.stderr.contains("`lots`"), "{bad:#?}");
 }
 
 #[test]
