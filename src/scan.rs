@@ -507,16 +507,15 @@ fn batch_rows(
     let encoders = prepared.encoders(columns, 0..n_all)?;
     let mut floats = vec![None; tol_from];
     floats.extend(prepared.floats(tol_from..n_all)?);
+    // A NULL inside a list, struct or map shows as NULL, not as nothing (which would
+    // read as an empty string); a NULL value itself is `None`.
+    let options = arrow::util::display::FormatOptions::default().with_null("NULL");
     let formatters: Vec<Option<arrow::util::display::ArrayFormatter>> = prepared
         .raw
         .iter()
         .map(|a| {
             a.as_ref().and_then(|a| {
-                arrow::util::display::ArrayFormatter::try_new(
-                    a.as_ref(),
-                    &arrow::util::display::FormatOptions::default(),
-                )
-                .ok()
+                arrow::util::display::ArrayFormatter::try_new(a.as_ref(), &options).ok()
             })
         })
         .collect();

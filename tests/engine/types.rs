@@ -372,6 +372,19 @@ fn structs_match_by_field_name_whatever_the_field_order_and_widths() {
     assert_only_row_differs(source, changed, 2);
 }
 
+/// A NULL inside a nested value differs from '' and is shown as NULL, so the two
+/// sides of the report never look the same.
+#[test]
+fn a_null_inside_a_struct_differs_from_an_empty_string_and_shows_as_null() {
+    let source = struct_array(vec![("b", arr(StringArray::from(vec![Some("x"), None])))]);
+    let target = struct_array(vec![("b", arr(StringArray::from(vec!["x", ""])))]);
+    let run = reconcile_values(source, target);
+    assert_eq!(
+        diffs(&run),
+        vec![diff("1", "v", Some("{b: NULL}"), Some("{b: }"))]
+    );
+}
+
 fn int_lists(values: &[Option<Vec<Option<i32>>>]) -> ListArray {
     ListArray::from_iter_primitive::<Int32Type, _, _>(values.to_vec())
 }
