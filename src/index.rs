@@ -8,7 +8,11 @@
 //!    rows of both sides in a hash table small enough for the core's cache, and
 //!    visits every key.
 //!
-//! Memory is bounded by the partition (about 100 bytes per row), not by the table.
+//! The index takes about 100 bytes a row of the partition. A partition whose index
+//! does not fit the memory budget keeps its buckets in a temporary file instead
+//! ([`PartitionIndex::on_disk`]): memory then holds the tasks in flight and one bucket.
+
+mod on_disk;
 
 use std::hash::BuildHasher;
 use std::sync::Mutex;
@@ -16,8 +20,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use hashbrown::HashTable;
 
+use crate::error::Result;
 use crate::plan::Side;
 use crate::row_hash::RowHash;
+use on_disk::OnDisk;
 
 /// Keys per bucket the index aims at: a bucket's join table and entries then fit in
 /// a core's L2 cache.
@@ -146,6 +152,8 @@ pub struct NullKeyRow {
 pub struct PartitionIndex {
     /// Per bucket, the chunks the tasks handed over, with their side.
     buckets: Vec<Mutex<Vec<(Side, Chunk)>>>,
+    /// Where the chunks go instead, for a partition kept on disk.
+    disk: Option<OnDisk>,
     bucket_mask: usize,
     null_keys: Mutex<Vec<NullKeyRow>>,
     tol_width: usize,
@@ -193,12 +201,29 @@ impl PartitionIndex {
     /// An empty index for rows with `tol_width` tolerance columns, with buckets for
     /// about `expected_keys` distinct keys (from the Parquet footers).
     pub fn new(tol_width: usize, expected_keys: usize) -> Self {
-        let buckets = expected_keys
+        let buckets = Self::buckets_for(expected_keys);
+        Self::with_store(tol_width, buckets, None)
+    }
+
+    /// An empty index like [`PartitionIndex::new`] whose buckets wait for the join
+    /// in a temporary file.
+    pub fn on_disk(tol_width: usize, expected_keys: usize) -> Result<Self> {
+        let buckets = Self::buckets_for(expected_keys);
+        let disk = OnDisk::new(buckets)?;
+        Ok(Self::with_store(tol_width, buckets, Some(disk)))
+    }
+
+    fn buckets_for(expected_keys: usize) -> usize {
+        expected_keys
             .div_ceil(KEYS_PER_BUCKET)
             .next_power_of_two()
-            .clamp(1, MAX_BUCKETS);
+            .clamp(1, MAX_BUCKETS)
+    }
+
+    fn with_store(tol_width: usize, buckets: usize, disk: Option<OnDisk>) -> Self {
         PartitionIndex {
             buckets: (0..buckets).map(|_| Mutex::new(Vec::new())).collect(),
+            disk,
             bucket_mask: buckets - 1,
             null_keys: Mutex::new(Vec::new()),
             tol_width,
@@ -230,13 +255,22 @@ impl PartitionIndex {
         }
     }
 
+    /// Whether the buckets are kept in a temporary file.
+    pub fn is_on_disk(&self) -> bool {
+        self.disk.is_some()
+    }
+
     /// Take over a task's rows.
-    pub fn absorb(&self, spill: Spill) {
+    pub fn absorb(&self, spill: Spill) -> Result<()> {
+        if let Some(disk) = &self.disk {
+            return disk.write(spill.side, &spill.chunks);
+        }
         for (bucket, chunk) in self.buckets.iter().zip(spill.chunks) {
             if !chunk.recs.is_empty() {
                 bucket.lock().expect("poisoned").push((spill.side, chunk));
             }
         }
+        Ok(())
     }
 
     /// Rows read on a side (NULL keys included).
@@ -263,12 +297,15 @@ impl PartitionIndex {
 
     /// Visit every key, bucket by bucket, releasing each bucket's rows once joined.
     /// Within a key, the first row of a side is the first in (file, row) order.
-    pub fn drain_keys(&self, mut f: impl FnMut(KeyView<'_>)) {
+    pub fn drain_keys(&self, mut f: impl FnMut(KeyView<'_>)) -> Result<()> {
         let w = self.tol_width;
         let mut table: HashTable<u32> = HashTable::new();
         let mut entries: Vec<Entry> = Vec::new();
-        for bucket in &self.buckets {
+        for (bucket_no, bucket) in self.buckets.iter().enumerate() {
             let mut chunks = std::mem::take(&mut *bucket.lock().expect("poisoned"));
+            if let Some(disk) = &self.disk {
+                chunks.extend(disk.take(bucket_no)?);
+            }
             // Sides and files in order, whatever order the tasks ended in: the first
             // row of a key is then the first in the files.
             chunks.sort_by_key(|(side, c)| (side.index(), c.recs[0].loc()));
@@ -333,6 +370,7 @@ impl PartitionIndex {
                 });
             }
         }
+        Ok(())
     }
 }
 
@@ -361,7 +399,7 @@ mod tests {
 
     fn drain(index: &PartitionIndex) -> BTreeMap<String, Seen> {
         let mut seen = BTreeMap::new();
-        index.drain_keys(|v| {
+        let drained = index.drain_keys(|v| {
             let side = |info: Option<&RowInfo>, tol: &[Option<f64>]| {
                 info.map(|i| (i.count, i.loc, i.hash[0], tol.to_vec()))
             };
@@ -369,32 +407,41 @@ mod tests {
             let sides = [side(v.source, v.source_tol), side(v.target, v.target_tol)];
             assert!(seen.insert(key, sides).is_none(), "a key visited twice");
         });
+        drained.unwrap();
         seen
     }
 
     #[test]
     fn keys_join_across_tasks_with_counts_and_the_first_row_in_file_order() {
         // Few expected keys: one bucket, so every key meets every other in one table.
-        for expected in [1, 100_000] {
-            let index = PartitionIndex::new(1, expected);
+        let cases = [1, 100_000]
+            .into_iter()
+            .flat_map(|n| [(n, false), (n, true)]);
+        for (expected, disk) in cases {
+            let index = if disk {
+                PartitionIndex::on_disk(1, expected).unwrap()
+            } else {
+                PartitionIndex::new(1, expected)
+            };
+            assert_eq!(index.is_on_disk(), disk);
             // Tasks end in any order: file 1's task hands its rows over first.
             let mut later = index.spill(Side::Source, 4);
             push(&index, &mut later, "a", 1, 0);
             push(&index, &mut later, "b", 1, 1);
-            index.absorb(later);
+            index.absorb(later).unwrap();
             let mut earlier = index.spill(Side::Source, 4);
             push(&index, &mut earlier, "a", 0, 7);
             push(&index, &mut earlier, "a", 0, 9);
-            index.absorb(earlier);
+            index.absorb(earlier).unwrap();
             let mut target = index.spill(Side::Target, 4);
             push(&index, &mut target, "c", 0, 3);
             push(&index, &mut target, "a", 0, 2);
-            index.absorb(target);
+            index.absorb(target).unwrap();
 
             let seen = drain(&index);
             let at = |file, row| RowLoc { file, row };
             let tol = |row: u64| vec![Some(row as f64 + 0.5)];
-            assert_eq!(seen.len(), 3, "{expected}: {seen:?}");
+            assert_eq!(seen.len(), 3, "{expected} {disk}: {seen:?}");
             assert_eq!(
                 seen["a"],
                 [

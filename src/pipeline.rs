@@ -22,11 +22,12 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::alert::Alert;
+use crate::budget::MemoryBudget;
 use crate::config::{Config, Defaults, PairConfig};
 use crate::error::{ReconError, Result};
 use crate::partial::{ItemError, PartialDiff, Totals};
 use crate::plan::ComparePlan;
-use crate::reconcile::{ItemRunner, RetainBudget};
+use crate::reconcile::ItemRunner;
 use crate::report::{Report, RunMeta, Status, build_report, new_run_id, now_rfc3339};
 use crate::runner::{Catalog, PairRun, ReportLocation, RunOptions, prepare_pair, write_report};
 use crate::scan::NoProgress;
@@ -338,7 +339,10 @@ pub struct Pipeline {
     /// Row groups decoded at once by a hash step.
     pub parallelism: usize,
     /// Memory a hash step may keep its decoded batches in.
-    pub retain: RetainBudget,
+    pub retain: MemoryBudget,
+    /// Memory a hash step's key index may take (beyond it, the index waits in a
+    /// temporary file in /tmp).
+    pub index: MemoryBudget,
 }
 
 impl Pipeline {
@@ -346,7 +350,8 @@ impl Pipeline {
     pub fn new(storage: Storage, catalog: Option<Arc<dyn Catalog>>, bucket: &str) -> Self {
         Pipeline {
             parallelism: RunOptions::local().parallelism,
-            retain: RetainBudget::for_this_process(),
+            retain: MemoryBudget::for_batches(),
+            index: MemoryBudget::for_indexes(),
             storage,
             catalog,
             bucket: bucket.to_string(),
@@ -471,6 +476,7 @@ impl Pipeline {
             parallelism: self.parallelism,
             progress: Arc::new(NoProgress),
             retain: self.retain.clone(),
+            index: self.index.clone(),
         };
         let partial = runner.run(&item.item).await;
         let key = partial_key(&item.run_id, &item.item.item_id);

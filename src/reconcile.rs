@@ -8,6 +8,7 @@ use std::sync::Arc;
 use futures::StreamExt;
 use sha2::{Digest, Sha256};
 
+use crate::budget::MemoryBudget;
 use crate::canonical::{display, split_values};
 use crate::error::{ReconError, Result};
 use crate::index::{PartitionIndex, RowInfo, RowLoc};
@@ -32,56 +33,18 @@ pub struct ItemRunner {
     /// Progress sink.
     pub progress: Arc<dyn Progress>,
     /// Memory the items in flight may keep their decoded batches in.
-    pub retain: RetainBudget,
+    pub retain: MemoryBudget,
+    /// Memory the key indexes of the items in flight may take; an item whose index
+    /// does not fit keeps it in a temporary file.
+    pub index: MemoryBudget,
 }
 
-/// How much memory the decoded batches of the items in flight may keep, together, so
-/// that the differing columns of mismatched rows are taken from memory. An item whose
-/// batches (their uncompressed size in the Parquet footers) do not fit in what is left
-/// reads those rows back from its files instead: slower, same result.
-#[derive(Clone, Debug)]
-pub struct RetainBudget {
-    /// One permit per MiB.
-    mib: Arc<tokio::sync::Semaphore>,
-}
-
-impl RetainBudget {
-    /// The budget outside Lambda.
-    pub const LOCAL_BYTES: u64 = 512 << 20;
-
-    /// A budget of `bytes` (rounded down to whole MiB); 0 never keeps batches.
-    pub fn new(bytes: u64) -> Self {
-        let mib = ((bytes >> 20) as usize).min(tokio::sync::Semaphore::MAX_PERMITS);
-        RetainBudget {
-            mib: Arc::new(tokio::sync::Semaphore::new(mib)),
-        }
-    }
-
-    /// In a Lambda function, a quarter of its memory (`AWS_LAMBDA_FUNCTION_MEMORY_SIZE`,
-    /// in MB); elsewhere [`RetainBudget::LOCAL_BYTES`].
-    pub fn for_this_process() -> Self {
-        let setting = std::env::var("AWS_LAMBDA_FUNCTION_MEMORY_SIZE").ok();
-        RetainBudget::for_lambda_memory(setting.as_deref())
-    }
-
-    /// A quarter of a Lambda memory setting (MB); [`RetainBudget::LOCAL_BYTES`] without
-    /// one (or with one that is not a number).
-    fn for_lambda_memory(setting: Option<&str>) -> Self {
-        let mb = setting.and_then(|v| v.trim().parse::<u64>().ok());
-        RetainBudget::new(mb.map_or(Self::LOCAL_BYTES, |mb| (mb << 20) / 4))
-    }
-
-    /// Whole MiB not reserved now.
-    #[cfg(test)]
-    fn available_mib(&self) -> usize {
-        self.mib.available_permits()
-    }
-
-    /// Reserve `bytes` until the permit is dropped, if that much is left.
-    fn try_reserve(&self, bytes: u64) -> Option<tokio::sync::OwnedSemaphorePermit> {
-        let mib = u32::try_from(bytes.div_ceil(1 << 20)).ok()?;
-        self.mib.clone().try_acquire_many_owned(mib).ok()
-    }
+/// Bytes a key index takes for `rows` rows with `tol_width` tolerance columns: a
+/// 64-byte record, the key (16 bytes assumed) and the tolerance values, with room
+/// for the growth of the buffers.
+fn index_bytes(rows: usize, tol_width: usize) -> u64 {
+    let per_row = 64 + 16 + 16 * tol_width as u64;
+    rows as u64 * per_row * 5 / 4
 }
 
 /// The kept batches of an item: per side, per file.
@@ -192,8 +155,20 @@ impl ItemRunner {
                 .map(|f| f.meta.metadata().file_metadata().num_rows().max(0) as usize)
                 .sum()
         };
-        let expected = rows_of(&sides[0].1).max(rows_of(&sides[1].1));
-        let index = Arc::new(PartitionIndex::new(self.plan.tolerant.len(), expected));
+        let (source_rows, target_rows) = (rows_of(&sides[0].1), rows_of(&sides[1].1));
+        let expected = source_rows.max(target_rows);
+        let tol_width = self.plan.tolerant.len();
+        // Held until the item is done, with the index it pays for.
+        let index_permit = self
+            .index
+            .try_reserve(index_bytes(source_rows + target_rows, tol_width));
+        let index = Arc::new(match &index_permit {
+            Some(_) => PartitionIndex::new(tol_width, expected),
+            None => {
+                tracing::info!(partition = %item.partition, rows = source_rows + target_rows, "key index kept on disk");
+                PartitionIndex::on_disk(tol_width, expected)?
+            }
+        });
         let bytes: i64 = sides
             .iter()
             .flat_map(|(_, files)| files.iter())
@@ -307,7 +282,7 @@ impl ItemRunner {
                 }
                 _ => {}
             }
-        });
+        })?;
         for n in index.take_null_keys() {
             match n.side {
                 Side::Source => t.null_key_source += 1,
@@ -461,40 +436,5 @@ impl ItemRunner {
         }
         diffs.sort_by(|a, b| a.column.cmp(&b.column));
         diffs
-    }
-}
-
-#[cfg(test)]
-mod retain_budget_tests {
-    use super::RetainBudget;
-
-    #[test]
-    fn reservations_are_refused_beyond_the_budget_and_returned_on_drop() {
-        let budget = RetainBudget::new(3 << 20);
-        let first = budget.try_reserve(2 << 20).expect("2 of 3 MiB");
-        assert!(budget.try_reserve(2 << 20).is_none(), "only 1 MiB is left");
-        let second = budget.try_reserve(1).expect("1 byte takes 1 MiB");
-        assert_eq!(budget.available_mib(), 0);
-        drop((first, second));
-        assert_eq!(budget.available_mib(), 3);
-        assert!(RetainBudget::new(0).try_reserve(1).is_none());
-    }
-
-    #[test]
-    fn a_lambda_keeps_a_quarter_of_its_memory() {
-        assert_eq!(
-            RetainBudget::for_lambda_memory(Some("2048")).available_mib(),
-            512
-        );
-        assert_eq!(
-            RetainBudget::for_lambda_memory(Some(" 128 ")).available_mib(),
-            32
-        );
-        let local = (RetainBudget::LOCAL_BYTES >> 20) as usize;
-        assert_eq!(RetainBudget::for_lambda_memory(None).available_mib(), local);
-        assert_eq!(
-            RetainBudget::for_lambda_memory(Some("lots")).available_mib(),
-            local
-        );
     }
 }

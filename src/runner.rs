@@ -8,12 +8,13 @@ use bytes::Bytes;
 use futures::StreamExt;
 use futures::future::BoxFuture;
 
+use crate::budget::MemoryBudget;
 use crate::config::{Defaults, PairConfig};
 use crate::error::{ReconError, Result};
 use crate::partial::PartialDiff;
 use crate::partition_filter::Filter;
 use crate::plan::{ComparePlan, with_partition_columns};
-use crate::reconcile::{ItemRunner, RetainBudget};
+use crate::reconcile::ItemRunner;
 use crate::report::{Report, RunMeta, build_report, new_run_id, now_rfc3339};
 use crate::scan::{NoProgress, Progress, open_file};
 use crate::side_schema::SideSchema;
@@ -52,7 +53,10 @@ pub struct RunOptions {
     /// Restrict to these partition labels (`dt=2024-01-01`), when set.
     pub partitions: Option<Vec<String>>,
     /// Memory the partitions in flight may keep their decoded batches in.
-    pub retain: RetainBudget,
+    pub retain: MemoryBudget,
+    /// Memory the key indexes of the partitions in flight may take (beyond it, an
+    /// index waits in a temporary file).
+    pub index: MemoryBudget,
 }
 
 impl RunOptions {
@@ -68,7 +72,8 @@ impl RunOptions {
             run_id: new_run_id(),
             trigger: "on-demand".into(),
             partitions: None,
-            retain: RetainBudget::for_this_process(),
+            retain: MemoryBudget::for_batches(),
+            index: MemoryBudget::for_indexes(),
         }
     }
 }
@@ -216,6 +221,7 @@ pub async fn run_pair_full(
         parallelism: opts.parallelism,
         progress: opts.progress.clone(),
         retain: opts.retain.clone(),
+        index: opts.index.clone(),
     };
     let partials = run_items(&runner, &prepared.items, opts.item_concurrency).await;
     let report = build_report(

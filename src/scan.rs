@@ -376,7 +376,7 @@ pub async fn hash_row_group(
         }
         row += n as u64;
     }
-    task.index.absorb(spill);
+    task.index.absorb(spill)?;
     Ok(retained)
 }
 

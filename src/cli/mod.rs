@@ -21,6 +21,7 @@ use clap::{Parser, Subcommand};
 
 use diff::DiffPair;
 
+use glue_recon::budget::MemoryBudget;
 use glue_recon::config::{Config, PairConfig};
 use glue_recon::history::{apply_drift, load_history, record_run};
 use glue_recon::report::Status;
@@ -126,6 +127,11 @@ struct OutputArgs {
     /// Row groups decoded at once (default: 2 per core).
     #[arg(long)]
     parallelism: Option<usize>,
+    /// Memory the key indexes of the partitions in flight may take, in MiB; a
+    /// partition whose index does not fit joins from a temporary file in TMPDIR
+    /// (slower, same result).
+    #[arg(long, value_name = "MIB", default_value_t = MemoryBudget::LOCAL_INDEX_BYTES >> 20)]
+    index_memory: u64,
     /// SNS topic ARN to publish the alert to when a pair is not PASS (default: the
     /// config's `defaults.sns_topic`).
     #[arg(long)]
@@ -286,6 +292,7 @@ async fn run_pairs(
     if let Some(p) = output.parallelism {
         opts.parallelism = p.max(1);
     }
+    opts.index = MemoryBudget::new(output.index_memory << 20);
     opts.progress = Arc::new(bar.clone());
     if !partitions.is_empty() {
         opts.partitions = Some(partitions);

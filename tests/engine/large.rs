@@ -5,9 +5,9 @@
 use arrow::array::*;
 
 use super::fixtures::*;
+use glue_recon::budget::MemoryBudget;
 use glue_recon::partial::FindingKind;
 use glue_recon::plan::Side;
-use glue_recon::reconcile::RetainBudget;
 use glue_recon::runner::RunOptions;
 
 const N: i64 = 60_000;
@@ -39,7 +39,16 @@ fn a_large_shuffled_partition_finds_every_kind_exactly() {
 #[test]
 fn without_a_retain_budget_mismatched_rows_are_read_back_the_same() {
     let mut opts = RunOptions::local();
-    opts.retain = RetainBudget::new(0);
+    opts.retain = MemoryBudget::new(0);
+    check_large_partition(&opts);
+}
+
+/// Without memory for the key index, the index waits in a temporary file and is
+/// joined a bucket at a time: the same findings and values.
+#[test]
+fn without_an_index_budget_the_index_on_disk_finds_the_same() {
+    let mut opts = RunOptions::local();
+    opts.index = MemoryBudget::new(0);
     check_large_partition(&opts);
 }
 
