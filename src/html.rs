@@ -150,7 +150,7 @@ pub fn render_report(r: &Report) -> String {
         };
         let _ = write!(
             h,
-            "<tr><td>{}</td><td>{:?}</td><td>{status}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{status}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td></tr>",
             esc(&p.partition),
             p.presence,
             pt.source_rows,

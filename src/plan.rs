@@ -119,18 +119,25 @@ pub struct SchemaDiff {
 }
 
 impl SchemaDiff {
-    /// The drift in one line: columns only on one side and incompatible type changes.
+    /// The drift in one line: columns only on one side and incompatible type changes
+    /// (`only in target: b, c; type changed: name Utf8 -> Binary`), the parts that apply.
     pub fn describe(&self) -> String {
-        format!(
-            "only in source {:?}, only in target {:?}, type changes {:?}",
-            self.only_in_source,
-            self.only_in_target,
-            self.type_changes
-                .iter()
-                .filter(|t| !t.compatible)
-                .map(|t| format!("{}: {} -> {}", t.column, t.source, t.target))
-                .collect::<Vec<_>>()
-        )
+        let changed: Vec<String> = self
+            .type_changes
+            .iter()
+            .filter(|t| !t.compatible)
+            .map(|t| format!("{} {} -> {}", t.column, t.source, t.target))
+            .collect();
+        [
+            ("only in source", &self.only_in_source),
+            ("only in target", &self.only_in_target),
+            ("type changed", &changed),
+        ]
+        .into_iter()
+        .filter(|(_, columns)| !columns.is_empty())
+        .map(|(what, columns)| format!("{what}: {}", columns.join(", ")))
+        .collect::<Vec<_>>()
+        .join("; ")
     }
 
     /// Whether the schema drifted: a column appeared or disappeared, or a type
@@ -390,6 +397,10 @@ mod tests {
         assert_eq!(plan.schema.only_in_target, vec!["new"]);
         assert!(plan.schema.drifted());
         assert!(plan.schema.type_changes.iter().all(|t| t.compatible));
+        assert_eq!(
+            plan.schema.describe(),
+            "only in source: old; only in target: new"
+        );
     }
 
     #[test]
@@ -416,5 +427,9 @@ mod tests {
         let plan = ComparePlan::build(&p, &s, &t).unwrap();
         assert_eq!(plan.values[0].mode, CompareMode::AsFloat);
         assert!(plan.schema.drifted());
+        assert_eq!(
+            plan.schema.describe(),
+            "type changed: amount Decimal128(12, 2) -> Float64"
+        );
     }
 }

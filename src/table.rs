@@ -248,6 +248,16 @@ pub enum Presence {
     TargetOnly,
 }
 
+impl std::fmt::Display for Presence {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Presence::Both => "both",
+            Presence::SourceOnly => "source only",
+            Presence::TargetOnly => "target only",
+        })
+    }
+}
+
 /// One unit of work: the files of one partition on each side.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkItem {

@@ -224,6 +224,8 @@ fn report_html_shows_the_verdict_first_and_the_counts() {
     }
     // Samples side by side: the differing column with both values.
     assert!(html.contains("<td>name</td><td>b</td><td>B</td>"), "{html}");
+    // The partition table says which sides a partition is on, in words.
+    assert!(html.contains("<td>dt=1</td><td>both</td>"), "{html}");
     let pass = Lab::with(&batch(vec![("id", ids(2))]), &batch(vec![("id", ids(2))]));
     let run = pass.run(&["id"], "");
     let html = std::fs::read_to_string(pass.write_report(&run).html).unwrap();
