@@ -256,7 +256,8 @@ impl PartitionIndex {
     }
 
     /// Whether the buckets are kept in a temporary file.
-    pub fn is_on_disk(&self) -> bool {
+    #[cfg(test)]
+    fn is_on_disk(&self) -> bool {
         self.disk.is_some()
     }
 

@@ -21,14 +21,43 @@ use crate::error::{ReconError, Result};
 /// first file's column order and types lead).
 pub struct SideSchema {
     location: String,
-    fields: Vec<Field>,
-    /// Per field, the file it was first seen in.
-    first_file: Vec<String>,
-    /// Lower-cased name to field index.
+    columns: Vec<Column>,
+    /// Lower-cased name to column index.
     by_name: HashMap<String, usize>,
     files: usize,
-    /// Per field, how many files have it.
-    seen_in: Vec<usize>,
+}
+
+/// One column of the union.
+struct Column {
+    field: Field,
+    /// The file its type was taken from.
+    typed_in: String,
+    /// How many files have it.
+    files: usize,
+}
+
+impl Column {
+    /// Merge a later file's field: a typed column replaces an all-NULL one; another
+    /// family is an error (the reason).
+    fn merge(&mut self, uri: &str, f: &Field) -> std::result::Result<(), String> {
+        self.files += 1;
+        let (have, new) = (family(self.field.data_type()), family(f.data_type()));
+        if have == "null" && new != "null" {
+            self.field = f.clone().with_name(self.field.name()).with_nullable(true);
+            self.typed_in = uri.to_string();
+        } else if new != "null" && have != new {
+            let name = self.field.name();
+            return Err(format!(
+                "column `{name}` is {} in {} but {} in {uri}; the files of one table must \
+                 store a column as one kind of value: rewrite the odd files, or leave the \
+                 column out of the compare (`exclude = [\"{name}\"]`)",
+                self.field.data_type(),
+                self.typed_in,
+                f.data_type(),
+            ));
+        }
+        Ok(())
+    }
 }
 
 impl SideSchema {
@@ -36,11 +65,9 @@ impl SideSchema {
     pub fn new(location: &str) -> Self {
         SideSchema {
             location: location.to_string(),
-            fields: Vec::new(),
-            first_file: Vec::new(),
+            columns: Vec::new(),
             by_name: HashMap::new(),
             files: 0,
-            seen_in: Vec::new(),
         }
     }
 
@@ -58,44 +85,17 @@ impl SideSchema {
             }
             match self.by_name.get(&lower) {
                 None => {
-                    self.by_name.insert(lower, self.fields.len());
-                    self.fields.push(f.as_ref().clone());
-                    self.first_file.push(uri.to_string());
-                    self.seen_in.push(1);
+                    self.by_name.insert(lower, self.columns.len());
+                    self.columns.push(Column {
+                        field: f.as_ref().clone(),
+                        typed_in: uri.to_string(),
+                        files: 1,
+                    });
                 }
-                Some(&i) => {
-                    self.seen_in[i] += 1;
-                    self.merge(i, uri, f)?;
-                }
+                Some(&i) => self.columns[i].merge(uri, f).map_err(|r| self.error(r))?,
             }
         }
         self.files += 1;
-        Ok(())
-    }
-
-    /// Merge a later file's field into field `i`: a typed column replaces an
-    /// all-NULL one; another family is an error.
-    fn merge(&mut self, i: usize, uri: &str, f: &Field) -> Result<()> {
-        let (have, new) = (family(self.fields[i].data_type()), family(f.data_type()));
-        if have == "null" && new != "null" {
-            self.fields[i] = f
-                .clone()
-                .with_name(self.fields[i].name())
-                .with_nullable(true);
-            self.first_file[i] = uri.to_string();
-        } else if new != "null" && have != new {
-            return Err(self.error(format!(
-                "column `{}` is {} in {} but {} in {}; the files of one table must store a \
-                 column as one kind of value: rewrite the odd files, or leave the column out \
-                 of the compare (`exclude = [\"{}\"]`)",
-                self.fields[i].name(),
-                self.fields[i].data_type(),
-                self.first_file[i],
-                f.data_type(),
-                uri,
-                self.fields[i].name(),
-            )));
-        }
         Ok(())
     }
 
@@ -108,9 +108,9 @@ impl SideSchema {
     /// column some files lack, or store as all-NULL, is nullable.
     pub fn finish(self) -> Schema {
         let files = self.files;
-        let fields = self.fields.into_iter().zip(self.seen_in).map(|(f, seen)| {
-            let nullable = f.is_nullable() || seen < files;
-            f.with_nullable(nullable)
+        let fields = self.columns.into_iter().map(|c| {
+            let nullable = c.field.is_nullable() || c.files < files;
+            c.field.with_nullable(nullable)
         });
         Schema::new(fields.collect::<Vec<_>>())
     }

@@ -9,7 +9,7 @@
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use super::{Chunk, Rec};
@@ -40,10 +40,7 @@ impl OnDisk {
     /// An empty file for `buckets` buckets.
     pub(super) fn new(buckets: usize) -> Result<Self> {
         let dir = std::env::temp_dir();
-        let file = tempfile::tempfile_in(&dir).map_err(|e| ReconError::Write {
-            target: format!("a temporary index file in {}", dir.display()),
-            reason: format!("{e} (make room there, set TMPDIR to a folder with room, or in Lambda raise the hash function's ephemeral storage)"),
-        })?;
+        let file = tempfile::tempfile_in(&dir).map_err(|e| write_error(&dir, e))?;
         Ok(OnDisk {
             file: Mutex::new((file, 0)),
             pieces: (0..buckets).map(|_| Mutex::new(Vec::new())).collect(),
@@ -68,10 +65,7 @@ impl OnDisk {
             file.0
                 .seek(SeekFrom::Start(base))
                 .and_then(|_| file.0.write_all(&buf))
-                .map_err(|e| ReconError::Write {
-                    target: format!("the temporary index file in {}", self.dir.display()),
-                    reason: format!("{e} (make room there, set TMPDIR to a folder with room, or in Lambda raise the hash function's ephemeral storage)"),
-                })?;
+                .map_err(|e| write_error(&self.dir, e))?;
             file.1 += buf.len() as u64;
             base
         };
@@ -100,6 +94,17 @@ impl OnDisk {
                 Ok(decode(&buf))
             })
             .collect()
+    }
+}
+
+/// A temporary index file in `dir` could not be made or written.
+fn write_error(dir: &Path, e: std::io::Error) -> ReconError {
+    ReconError::Write {
+        target: format!("a temporary index file in {}", dir.display()),
+        reason: format!(
+            "{e} (make room there, set TMPDIR to a folder with room, or in Lambda raise \
+             the hash function's ephemeral storage)"
+        ),
     }
 }
 
