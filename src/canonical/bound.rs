@@ -6,9 +6,9 @@ use std::ops::Range;
 
 use super::{Encoder, Kind, StringRules};
 
-/// A tag and a varint of a 64-bit number (a length, a count, an integer).
-const TAG_VARINT: usize = 11;
-/// A tag, a scale byte and a 32-byte mantissa: the longest exact number.
+/// A header and a 64-bit number (a length, a count).
+const TAG_NUMBER: usize = 9;
+/// A header, a scale byte and a 32-byte mantissa: the longest exact number.
 const WIDEST_EXACT: usize = 34;
 
 /// Whether a bound is of one row (the longest) or of all rows together.
@@ -51,15 +51,15 @@ impl Encoder<'_> {
                     true => 0..0,
                     false => offsets.range(rows.start).start..offsets.range(rows.end - 1).end,
                 };
-                TAG_VARINT
+                TAG_NUMBER
                     .saturating_mul(count)
                     .saturating_add(child.total_len(elements))
             }
             Kind::Struct(fields) => {
                 fields
                     .iter()
-                    .fold(TAG_VARINT.saturating_mul(count), |sum, (name, enc)| {
-                        let per_row = (TAG_VARINT + name.len()).saturating_mul(count);
+                    .fold(TAG_NUMBER.saturating_mul(count), |sum, (name, enc)| {
+                        let per_row = (TAG_NUMBER + name.len()).saturating_mul(count);
                         sum.saturating_add(per_row)
                             .saturating_add(enc.total_len(rows.clone()))
                     })
@@ -73,7 +73,7 @@ impl Encoder<'_> {
                     true => 0..0,
                     false => offsets[rows.start] as usize..offsets[rows.end] as usize,
                 };
-                TAG_VARINT
+                TAG_NUMBER
                     .saturating_mul(count)
                     .saturating_add(keys.total_len(entries.clone()))
                     .saturating_add(values.total_len(entries))
@@ -129,8 +129,8 @@ impl Encoder<'_> {
             Fold::Sum => lens.fold(0, usize::saturating_add),
         };
         let per_row = match fold {
-            Fold::Max => TAG_VARINT,
-            Fold::Sum => TAG_VARINT.saturating_mul(count),
+            Fold::Max => TAG_NUMBER,
+            Fold::Sum => TAG_NUMBER.saturating_mul(count),
         };
         per_row.saturating_add(bytes.saturating_mul(growth))
     }
@@ -149,16 +149,16 @@ impl Encoder<'_> {
             | Kind::U8(_)
             | Kind::U16(_)
             | Kind::U32(_)
-            | Kind::U64(_) => 2 + 10,
-            Kind::Dec32(_, s) | Kind::Dec64(_, s) if *s >= 0 => 2 + 10,
-            Kind::Dec128(_, s) if *s >= 0 => 2 + 19,
+            | Kind::U64(_) => 2 + 9,
+            Kind::Dec32(_, s) | Kind::Dec64(_, s) if *s >= 0 => 2 + 9,
             Kind::Dec32(..) | Kind::Dec64(..) | Kind::Dec128(..) | Kind::Dec256(..) => WIDEST_EXACT,
             Kind::F16(_) | Kind::F32(_) | Kind::F64(_) => 9,
-            Kind::Date32(_) | Kind::Date64(_) => 1 + 5,
-            Kind::Timestamp(..) | Kind::Duration(..) => 1 + 19,
-            Kind::Time32(..) | Kind::Time64(..) => TAG_VARINT,
-            Kind::IntervalYm(_) | Kind::IntervalDt(_) | Kind::IntervalMdn(_) => 1 + 5 + 5 + 10,
-            Kind::FixedBinary(a) => TAG_VARINT + a.value_length().max(0) as usize,
+            Kind::Date32(_) | Kind::Date64(_) => 1 + 4,
+            // Nanoseconds of 64-bit ticks: below 2^94, twelve bytes zigzagged.
+            Kind::Timestamp(..) | Kind::Duration(..) => 1 + 12,
+            Kind::Time32(..) | Kind::Time64(..) => TAG_NUMBER,
+            Kind::IntervalYm(_) | Kind::IntervalDt(_) | Kind::IntervalMdn(_) => 1 + 16,
+            Kind::FixedBinary(a) => TAG_NUMBER + a.value_length().max(0) as usize,
             _ => return None,
         })
     }

@@ -10,8 +10,9 @@
 //!
 //! The encoding is versioned by [`HASH_ENCODING_VERSION`]: any change to the bytes
 //! written here must bump it, because reports and ledger rows record the version their
-//! verdicts were computed with. Numbers, lengths and counts are varints (LEB128,
-//! zigzag for signed numbers), so a typical row fits two SHA-256 blocks.
+//! verdicts were computed with. Numbers, lengths and counts take their fewest
+//! little-endian bytes (zigzag for signed numbers), counted in the value's header
+//! byte, so a typical row fits two SHA-256 blocks and a value is one store.
 
 use arrow::array::{
     Array, ArrayRef, AsArray, FixedSizeBinaryArray, GenericByteArray, GenericByteViewArray,
@@ -27,12 +28,16 @@ mod bound;
 mod out;
 
 pub use out::Out;
-use out::{ivarint, tagged_ivarint, uvarint, uvarint_word};
+use out::{
+    MAX_NUMBER_BYTES, byte_len, header, tagged_int, tagged_int128, tagged_uint, unzigzag, zigzag,
+    zigzag128,
+};
 
 /// Version of the canonical encoding. Bump on any change to the bytes.
-pub const HASH_ENCODING_VERSION: u32 = 2;
+pub const HASH_ENCODING_VERSION: u32 = 3;
 
-/// Type tags: the first byte of every encoded value.
+/// Kinds: the low four bits of every value's header byte (the high four count the
+/// bytes of the number that follows, for kinds followed by one).
 mod tag {
     pub const NULL: u8 = 0x00;
     pub const BOOL: u8 = 0x01;
@@ -46,9 +51,9 @@ mod tag {
     pub const TIME: u8 = 0x09;
     pub const DURATION: u8 = 0x0A;
     pub const INTERVAL: u8 = 0x0B;
-    pub const LIST: u8 = 0x10;
-    pub const STRUCT: u8 = 0x11;
-    pub const MAP: u8 = 0x12;
+    pub const LIST: u8 = 0x0C;
+    pub const STRUCT: u8 = 0x0D;
+    pub const MAP: u8 = 0x0E;
 }
 
 /// String rewrites applied before encoding (per-column config options).
@@ -366,12 +371,12 @@ impl<'a> Encoder<'a> {
                 date(out, v[row].div_euclid(86_400_000) as i32)
             }),
             Kind::Timestamp(v, f) => self.each(rows, |row, out| {
-                tagged_ivarint(out, tag::TIMESTAMP, v[row] as i128 * f)
+                tagged_int128(out, tag::TIMESTAMP, v[row] as i128 * f)
             }),
             Kind::Time32(v, f) => self.each(rows, |row, out| time(out, v[row] as i64 * f)),
             Kind::Time64(v, f) => self.each(rows, |row, out| time(out, v[row] * f)),
             Kind::Duration(v, f) => self.each(rows, |row, out| {
-                tagged_ivarint(out, tag::DURATION, v[row] as i128 * f)
+                tagged_int128(out, tag::DURATION, v[row] as i128 * f)
             }),
             Kind::IntervalYm(v) => self.each(rows, |row, out| interval(out, v[row], 0, 0)),
             Kind::IntervalDt(v) => self.each(rows, |row, out| {
@@ -387,16 +392,15 @@ impl<'a> Encoder<'a> {
             // level would instantiate the encoder for `&mut` of the level above, forever.
             Kind::List { offsets, child } => self.each(rows, |row, out| {
                 let range = offsets.range(row);
-                tagged_uvarint(out, tag::LIST, range.len());
+                tagged_uint(out, tag::LIST, range.len() as u64);
                 for i in range {
                     child.encode(i, out as &mut dyn Out);
                 }
             }),
             Kind::Struct(fields) => self.each(rows, |row, out| {
-                tagged_uvarint(out, tag::STRUCT, fields.len());
+                tagged_uint(out, tag::STRUCT, fields.len() as u64);
                 for (name, enc) in fields {
-                    uvarint(out, name.len() as u64);
-                    out.bytes(name.as_bytes());
+                    bytes(out, tag::STRING, name.as_bytes());
                     enc.encode(row, out as &mut dyn Out);
                 }
             }),
@@ -415,7 +419,7 @@ impl<'a> Encoder<'a> {
                     })
                     .collect();
                 entries.sort();
-                tagged_uvarint(out, tag::MAP, entries.len());
+                tagged_uint(out, tag::MAP, entries.len() as u64);
                 for (k, v) in entries {
                     out.bytes(&k);
                     out.bytes(&v);
@@ -477,12 +481,24 @@ fn duration_ticks(a: &dyn Array) -> &[i64] {
 /// Write an integer: an exact number of scale 0 (what [`exact`] writes for it).
 #[inline]
 fn integer(out: &mut impl Out, v: i64) {
-    let (w, n) = uvarint_word(out::zigzag(v));
-    out.word(tag::EXACT as u128 | w << 16, n + 2);
+    exact64(out, v, 0);
+}
+
+/// An exact number whose mantissa fits 64 bits: header, scale and mantissa in one
+/// store.
+#[inline]
+fn exact64(out: &mut impl Out, m: i64, scale: u8) {
+    let z = zigzag(m);
+    let n = byte_len(z as u128);
+    out.word(
+        header(tag::EXACT, n) as u128 | (scale as u128) << 8 | (z as u128) << 16,
+        n + 2,
+    );
 }
 
 /// Write an exact number as (normalised scale, mantissa): trailing zeros of the
-/// fraction are removed, so 1.50 (scale 2) and 1.5 (scale 1) and 15/10 agree.
+/// fraction are removed, so 1.50 (scale 2) and 1.5 (scale 1) and 15/10 agree. A
+/// mantissa beyond [`MAX_NUMBER_BYTES`] is written wide.
 #[inline(always)]
 fn exact(out: &mut impl Out, mut m: i128, mut scale: i8) {
     if scale < 0 {
@@ -513,19 +529,29 @@ fn exact(out: &mut impl Out, mut m: i128, mut scale: i8) {
         scale -= 1;
     }
     match i64::try_from(m) {
-        Ok(small) if scale == 0 => integer(out, small),
-        Ok(small) => {
-            let (w, n) = uvarint_word(out::zigzag(small));
-            out.word(
-                tag::EXACT as u128 | (scale as u8 as u128) << 8 | w << 16,
-                n + 2,
-            );
-        }
-        Err(_) => {
-            out.word(tag::EXACT as u128 | (scale as u8 as u128) << 8, 2);
-            ivarint(out, m);
-        }
+        Ok(small) => exact64(out, small, scale as u8),
+        Err(_) => exact128(out, m, scale as u8),
     }
+}
+
+/// [`exact`] of a normalised mantissa beyond 64 bits (rare: kept out of the loops).
+#[cold]
+#[inline(never)]
+fn exact128(out: &mut impl Out, m: i128, scale: u8) {
+    let z = zigzag128(m);
+    let n = byte_len(z);
+    if n <= MAX_NUMBER_BYTES {
+        out.byte(header(tag::EXACT, n));
+        out.word(scale as u128 | z << 8, n + 1);
+    } else {
+        wide(out, i256::from_i128(m), scale);
+    }
+}
+
+/// A wide exact number: header, scale and the 32 bytes of the mantissa.
+fn wide(out: &mut impl Out, m: i256, scale: u8) {
+    out.word(header(tag::EXACT_WIDE, 0) as u128 | (scale as u128) << 8, 2);
+    out.bytes(&m.to_le_bytes());
 }
 
 /// 256-bit decimals: written like [`exact`] when the normalised value fits i128.
@@ -549,10 +575,7 @@ fn exact_wide(out: &mut impl Out, mut m: i256, mut scale: i8) {
     }
     match m.to_i128() {
         Some(small) if scale >= 0 => exact(out, small, scale),
-        _ => {
-            out.word(tag::EXACT_WIDE as u128 | (scale as u8 as u128) << 8, 2);
-            out.bytes(&m.to_le_bytes());
-        }
+        _ => wide(out, m, scale as u8),
     }
 }
 
@@ -570,7 +593,7 @@ fn float(out: &mut impl Out, v: f64) {
 
 #[inline(always)]
 fn bytes(out: &mut impl Out, t: u8, b: &[u8]) {
-    tagged_uvarint(out, t, b.len());
+    tagged_uint(out, t, b.len() as u64);
     out.bytes(b);
 }
 
@@ -598,26 +621,22 @@ fn string_by_rules(out: &mut impl Out, s: &str, rules: StringRules) {
 
 #[inline]
 fn date(out: &mut impl Out, days: i32) {
-    tagged_ivarint(out, tag::DATE, days as i128);
+    tagged_int(out, tag::DATE, days as i64);
 }
 
 #[inline]
 fn time(out: &mut impl Out, nanos: i64) {
-    tagged_ivarint(out, tag::TIME, nanos as i128);
+    tagged_int(out, tag::TIME, nanos);
 }
 
+/// An interval: months and days (4 bytes each) and nanoseconds (8 bytes), little
+/// endian, after the header.
 fn interval(out: &mut impl Out, months: i32, days: i32, nanos: i64) {
     out.byte(tag::INTERVAL);
-    ivarint(out, months as i128);
-    ivarint(out, days as i128);
-    ivarint(out, nanos as i128);
-}
-
-/// `tag` followed by an unsigned varint (a length or count), as one word.
-#[inline]
-fn tagged_uvarint(out: &mut impl Out, tag: u8, v: usize) {
-    let (w, n) = uvarint_word(v as u64);
-    out.word(tag as u128 | w << 8, n + 1);
+    out.word(
+        months as u32 as u128 | (days as u32 as u128) << 32 | (nanos as u64 as u128) << 64,
+        16,
+    );
 }
 
 /// Whether encoded bytes are a NULL value.
@@ -660,32 +679,22 @@ fn take<'b>(cursor: &mut &'b [u8], n: usize) -> &'b [u8] {
     head
 }
 
-/// Read an unsigned LEB128 number (see [`uvarint`]); stops at the end of the input.
-fn take_uvarint(cursor: &mut &[u8]) -> u128 {
-    let mut v = 0u128;
-    let mut shift = 0;
-    while let Some((&b, rest)) = cursor.split_first() {
-        *cursor = rest;
-        if shift < 128 {
-            v |= ((b & 0x7f) as u128) << shift;
-        }
-        shift += 7;
-        if b & 0x80 == 0 {
-            break;
-        }
-    }
-    v
+/// Read an `n`-byte little-endian number (see [`out::tagged_uint`]).
+fn take_uint(cursor: &mut &[u8], n: usize) -> u128 {
+    take(cursor, n)
+        .iter()
+        .rev()
+        .fold(0u128, |v, &b| v << 8 | b as u128)
 }
 
-/// Read a zigzag LEB128 number (see [`ivarint`]).
-fn take_ivarint(cursor: &mut &[u8]) -> i128 {
-    let u = take_uvarint(cursor);
-    (u >> 1) as i128 ^ -((u & 1) as i128)
+/// Read an `n`-byte zigzag number.
+fn take_int(cursor: &mut &[u8], n: usize) -> i128 {
+    unzigzag(take_uint(cursor, n))
 }
 
-/// Read a length or count.
-fn take_len(cursor: &mut &[u8]) -> usize {
-    usize::try_from(take_uvarint(cursor)).unwrap_or(usize::MAX)
+/// Read an `n`-byte length or count.
+fn take_len(cursor: &mut &[u8], n: usize) -> usize {
+    usize::try_from(take_uint(cursor, n)).unwrap_or(usize::MAX)
 }
 
 fn take_array<const N: usize>(cursor: &mut &[u8]) -> [u8; N] {
@@ -723,76 +732,85 @@ fn format_nanos(nanos: i128) -> String {
 }
 
 /// A counted run of `name: value` entries (struct fields, map entries) as `{a: 1, b: 2}`.
-fn braces(cursor: &mut &[u8], mut entry: impl FnMut(&mut &[u8]) -> String) -> String {
+fn braces(cursor: &mut &[u8], count: usize, mut entry: impl FnMut(&mut &[u8]) -> String) -> String {
     // Every entry takes at least one byte: a count beyond the input is corrupt.
-    let n = take_len(cursor).min(cursor.len());
+    let n = count.min(cursor.len());
     let entries: Vec<String> = (0..n).map(|_| entry(cursor)).collect();
     format!("{{{}}}", entries.join(", "))
 }
 
 fn read_display(cursor: &mut &[u8]) -> String {
-    let t = take(cursor, 1).first().copied().unwrap_or(tag::NULL);
-    match t {
-        tag::NULL => "NULL".into(),
-        tag::BOOL => (take(cursor, 1).first() == Some(&1)).to_string(),
+    let h = take(cursor, 1).first().copied().unwrap_or(tag::NULL);
+    let (kind, n) = (h & 0x0F, (h >> 4) as usize);
+    match kind {
+        tag::NULL if n == 0 => "NULL".into(),
+        tag::BOOL if n == 0 => (take(cursor, 1).first() == Some(&1)).to_string(),
         tag::EXACT => {
             let scale = take(cursor, 1).first().copied().unwrap_or(0) as usize;
-            decimal_string(take_ivarint(cursor).to_string(), scale)
+            decimal_string(take_int(cursor, n).to_string(), scale)
         }
-        tag::EXACT_WIDE => {
+        tag::EXACT_WIDE if n == 0 => {
             let scale = take(cursor, 1).first().copied().unwrap_or(0) as usize;
             let m = i256::from_le_bytes(take_array(cursor));
             decimal_string(m.to_string(), scale)
         }
-        tag::FLOAT => f64::from_bits(u64::from_le_bytes(take_array(cursor))).to_string(),
+        tag::FLOAT if n == 0 => f64::from_bits(u64::from_le_bytes(take_array(cursor))).to_string(),
         tag::STRING => {
-            let n = take_len(cursor);
-            String::from_utf8_lossy(take(cursor, n)).into_owned()
+            let len = take_len(cursor, n);
+            String::from_utf8_lossy(take(cursor, len)).into_owned()
         }
         tag::BINARY => {
-            let n = take_len(cursor);
-            let hex: String = take(cursor, n).iter().map(|b| format!("{b:02x}")).collect();
+            let len = take_len(cursor, n);
+            let hex: String = take(cursor, len)
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
             format!("0x{hex}")
         }
         tag::DATE => {
-            let days = take_ivarint(cursor);
+            let days = take_int(cursor, n);
             i64::try_from(days)
                 .ok()
                 .and_then(chrono::TimeDelta::try_days)
                 .and_then(|d| chrono::NaiveDate::from_ymd_opt(1970, 1, 1)?.checked_add_signed(d))
                 .map_or_else(|| format!("{days}d"), |d| d.format("%Y-%m-%d").to_string())
         }
-        tag::TIMESTAMP => format_nanos(take_ivarint(cursor)),
+        tag::TIMESTAMP => format_nanos(take_int(cursor, n)),
         tag::TIME => {
-            let s = format_nanos(take_ivarint(cursor));
+            let s = format_nanos(take_int(cursor, n));
             s.split_once('T').map_or(s.clone(), |(_, t)| t.to_string())
         }
-        tag::DURATION => format!("{}ns", take_ivarint(cursor)),
-        tag::INTERVAL => {
-            let months = take_ivarint(cursor);
-            let days = take_ivarint(cursor);
-            let nanos = take_ivarint(cursor);
+        tag::DURATION => format!("{}ns", take_int(cursor, n)),
+        tag::INTERVAL if n == 0 => {
+            let months = i32::from_le_bytes(take_array(cursor));
+            let days = i32::from_le_bytes(take_array(cursor));
+            let nanos = i64::from_le_bytes(take_array(cursor));
             format!("{months} months {days} days {nanos}ns")
         }
         tag::LIST => {
             // Every element takes at least one byte: a count beyond the input is corrupt.
-            let n = take_len(cursor).min(cursor.len());
-            let items: Vec<String> = (0..n).map(|_| read_display(cursor)).collect();
+            let count = take_len(cursor, n).min(cursor.len());
+            let items: Vec<String> = (0..count).map(|_| read_display(cursor)).collect();
             format!("[{}]", items.join(", "))
         }
-        tag::STRUCT => braces(cursor, |cursor| {
-            let len = take_len(cursor);
-            let name = String::from_utf8_lossy(take(cursor, len)).into_owned();
-            format!("{name}: {}", read_display(cursor))
-        }),
-        tag::MAP => braces(cursor, |cursor| {
-            let k = read_display(cursor);
-            format!("{k}: {}", read_display(cursor))
-        }),
-        other => {
-            // Unknown tag: consume the rest so callers stop.
+        tag::STRUCT => {
+            let count = take_len(cursor, n);
+            braces(cursor, count, |cursor| {
+                let name = read_display(cursor);
+                format!("{name}: {}", read_display(cursor))
+            })
+        }
+        tag::MAP => {
+            let count = take_len(cursor, n);
+            braces(cursor, count, |cursor| {
+                let k = read_display(cursor);
+                format!("{k}: {}", read_display(cursor))
+            })
+        }
+        _ => {
+            // Unknown header: consume the rest so callers stop.
             *cursor = &[];
-            format!("<tag {other:#x}>")
+            format!("<header {h:#x}>")
         }
     }
 }
@@ -879,6 +897,6 @@ mod tests {
         let encoded = encode_value(&m, 0, StringRules::default()).unwrap();
         assert_eq!(display(&encoded).as_deref(), Some("{a: 1, b: 2}"));
         // A count beyond the bytes is corrupt input, not a long loop.
-        assert_eq!(display(&[tag::MAP, 0x7f]).as_deref(), Some("{}"));
+        assert_eq!(display(&[header(tag::MAP, 1), 0x7f]).as_deref(), Some("{}"));
     }
 }

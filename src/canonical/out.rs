@@ -1,5 +1,6 @@
-//! Where canonical bytes go ([`Out`]), and numbers as LEB128 varints built in a
-//! register ([`uvarint_word`]) so a value is one store, not a store per byte.
+//! Where canonical bytes go ([`Out`]), and numbers as their fewest little-endian
+//! bytes, counted in the value's header byte ([`header`]) and built in a register
+//! with it, so a value is one store.
 
 /// A destination of canonical bytes: a growable buffer (`Vec<u8>`: keys, mismatch
 /// details) or a row's slot in a batch buffer ([`crate::row_slots::RowSlots`]: row
@@ -48,142 +49,130 @@ impl<T: Out + ?Sized> Out for &mut T {
     }
 }
 
-/// The continuation bits of an `n`-byte varint: the high bit of every byte but the
-/// last.
-const CONTINUATION: [u128; 11] = {
-    let mut t = [0u128; 11];
-    let mut n = 2;
-    while n <= 10 {
-        t[n] = t[n - 1] | 0x80 << (8 * (n - 2));
-        n += 1;
-    }
-    t
-};
-
-/// `v` as unsigned LEB128 (seven bits a byte, lowest group first, the high bit set
-/// on every byte but the last, no needless high byte) in the low bytes of a word,
-/// and its length (1 to 10 bytes). No branches: the seven-bit groups are spread to
-/// bytes with masks and shifts.
+/// The fewest bytes that hold `v`: 0 for zero, up to 16.
 #[inline]
-pub fn uvarint_word(v: u64) -> (u128, usize) {
-    let n = ((70 - v.leading_zeros() as usize) / 7).max(1);
-    // Groups 0..8 (the low 56 bits) into the low eight bytes: halves of 28 bits into
-    // 32-bit lanes, then 14-bit groups into 16-bit lanes, then 7-bit groups into bytes.
-    let mut lo = v & 0x00FF_FFFF_FFFF_FFFF;
-    lo = (lo & 0x0000_0000_0FFF_FFFF) | ((lo & 0x00FF_FFFF_F000_0000) << 4);
-    lo = (lo & 0x0000_3FFF_0000_3FFF) | ((lo & 0x0FFF_C000_0FFF_C000) << 2);
-    lo = (lo & 0x007F_007F_007F_007F) | ((lo & 0x3F80_3F80_3F80_3F80) << 1);
-    // Groups 8 and 9 (bits 56..64) into bytes 8 and 9.
-    let hi = ((v >> 56) & 0x7F) | ((v >> 63) << 8);
-    (lo as u128 | (hi as u128) << 64 | CONTINUATION[n], n)
+pub fn byte_len(v: u128) -> usize {
+    (135 - v.leading_zeros() as usize) / 8
+}
+
+/// [`byte_len`] of a 64-bit number (0 to 8), without 128-bit arithmetic.
+#[inline]
+fn byte_len64(v: u64) -> usize {
+    (71 - v.leading_zeros() as usize) / 8
 }
 
 /// Zigzag-map a signed number (0, -1, 1, -2 ... to 0, 1, 2, 3 ...), so small
-/// magnitudes of either sign make short varints.
+/// magnitudes of either sign take few bytes.
 #[inline]
 pub fn zigzag(v: i64) -> u64 {
     ((v << 1) ^ (v >> 63)) as u64
 }
 
-/// Append `v` as unsigned LEB128 (see [`uvarint_word`]).
+/// [`zigzag`] of a 128-bit number.
 #[inline]
-pub fn uvarint(out: &mut impl Out, v: u64) {
-    let (w, n) = uvarint_word(v);
-    out.word(w, n);
+pub fn zigzag128(v: i128) -> u128 {
+    ((v << 1) ^ (v >> 127)) as u128
 }
 
-/// Append a signed number zigzag-mapped as unsigned LEB128. Numbers beyond 64 bits
-/// (wide decimals, nanoseconds of far timestamps) take up to 19 bytes.
+/// The inverse of [`zigzag128`].
 #[inline]
-pub fn ivarint(out: &mut impl Out, v: i128) {
+pub fn unzigzag(u: u128) -> i128 {
+    (u >> 1) as i128 ^ -((u & 1) as i128)
+}
+
+/// The most bytes a number after a header takes: the header's high four bits.
+pub const MAX_NUMBER_BYTES: usize = 15;
+
+/// A value's header byte: its kind in the low four bits and, for kinds followed by
+/// a number, how many bytes the number takes in the high four.
+#[inline]
+pub fn header(kind: u8, n: usize) -> u8 {
+    debug_assert!(kind < 16 && n <= MAX_NUMBER_BYTES);
+    kind | (n as u8) << 4
+}
+
+/// `kind`'s header and an unsigned 64-bit number (a length, a count): one store.
+#[inline]
+pub fn tagged_uint(out: &mut impl Out, kind: u8, v: u64) {
+    let n = byte_len64(v);
+    out.word(header(kind, n) as u128 | (v as u128) << 8, n + 1);
+}
+
+/// `kind`'s header and a signed 64-bit number, zigzag-mapped: one store.
+#[inline]
+pub fn tagged_int(out: &mut impl Out, kind: u8, v: i64) {
+    tagged_uint(out, kind, zigzag(v));
+}
+
+/// `kind`'s header and a signed number whose zigzag fits [`MAX_NUMBER_BYTES`] (every
+/// caller's values do: nanoseconds of 64-bit seconds, milliseconds or microseconds
+/// are below 2^94): one store.
+#[inline]
+pub fn tagged_int128(out: &mut impl Out, kind: u8, v: i128) {
     match i64::try_from(v) {
-        Ok(v) => uvarint(out, zigzag(v)),
+        Ok(small) => tagged_int(out, kind, small),
         Err(_) => {
-            let mut z = ((v << 1) ^ (v >> 127)) as u128;
-            let mut buf = [0u8; 19];
-            let mut n = 0;
-            while z >= 0x80 {
-                buf[n] = z as u8 | 0x80;
-                z >>= 7;
-                n += 1;
-            }
-            buf[n] = z as u8;
-            out.bytes(&buf[..=n]);
+            let z = zigzag128(v);
+            let n = byte_len(z);
+            assert!(n <= MAX_NUMBER_BYTES, "{v} is too wide for a number");
+            out.word(header(kind, n) as u128 | z << 8, n + 1);
         }
     }
-}
-
-/// `tag` followed by a signed varint, as one word (at most 11 bytes) when the number
-/// fits 64 bits.
-#[inline(always)]
-pub fn tagged_ivarint(out: &mut impl Out, tag: u8, v: i128) {
-    match i64::try_from(v) {
-        Ok(v) => {
-            let (w, n) = uvarint_word(zigzag(v));
-            out.word(tag as u128 | w << 8, n + 1);
-        }
-        Err(_) => tagged_wide(out, tag, v),
-    }
-}
-
-/// [`tagged_ivarint`] of a number beyond 64 bits (rare: kept out of the loops).
-#[cold]
-#[inline(never)]
-fn tagged_wide(out: &mut impl Out, tag: u8, v: i128) {
-    out.byte(tag);
-    ivarint(out, v);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// The textbook byte-at-a-time LEB128, to check the branch-free one against.
-    fn reference(mut v: u64) -> Vec<u8> {
+    fn tagged(v: i128) -> Vec<u8> {
         let mut out = Vec::new();
-        while v >= 0x80 {
-            out.push(v as u8 | 0x80);
-            v >>= 7;
-        }
-        out.push(v as u8);
+        tagged_int128(&mut out, 0x8, v);
         out
     }
 
     #[test]
-    fn uvarint_word_is_leb128_at_every_length_and_edge() {
-        let mut values = vec![0, 1, 0x7F, 0x80, 300, u64::MAX, u64::MAX - 1, 1 << 63];
-        for bits in 1..64 {
-            values.extend([(1u64 << bits) - 1, 1 << bits, (1 << bits) + 1]);
+    fn numbers_take_their_fewest_little_endian_bytes_counted_in_the_header() {
+        assert_eq!(tagged(0), [0x08]);
+        assert_eq!(tagged(-1), [0x18, 0x01]);
+        assert_eq!(tagged(1), [0x18, 0x02]);
+        assert_eq!(tagged(150), [0x28, 0x2c, 0x01]);
+        assert_eq!(
+            tagged(i64::MIN as i128),
+            [&[0x88u8][..], &[0xff; 8]].concat()
+        );
+        // 2^64: zigzag 2^65, nine bytes.
+        assert_eq!(tagged(1 << 64), [0x98, 0, 0, 0, 0, 0, 0, 0, 0, 2]);
+        let mut len = Vec::new();
+        tagged_uint(&mut len, 0x5, 300);
+        assert_eq!(len, [0x25, 0x2c, 0x01]);
+    }
+
+    #[test]
+    fn byte_lengths_at_every_edge() {
+        assert_eq!(byte_len(0), 0);
+        for bits in 1..=128u32 {
+            let v = if bits == 128 {
+                u128::MAX
+            } else {
+                (1u128 << bits) - 1
+            };
+            assert_eq!(byte_len(v), bits.div_ceil(8) as usize, "{bits} bits");
+            if bits <= 64 {
+                assert_eq!(
+                    byte_len64(v as u64),
+                    bits.div_ceil(8) as usize,
+                    "{bits} bits"
+                );
+            }
         }
-        values.extend((0..2000u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (i % 64)));
-        for v in values {
-            let (w, n) = uvarint_word(v);
-            let want = reference(v);
-            assert_eq!(&w.to_le_bytes()[..n], want.as_slice(), "{v:#x}");
-            assert_eq!(w >> (8 * n), 0, "{v:#x}: bytes above the length are zero");
+        for v in [0i128, 1, -1, i64::MIN as i128, i128::MIN, i128::MAX] {
+            assert_eq!(unzigzag(zigzag128(v)), v);
         }
     }
 
     #[test]
-    fn ivarint_zigzags_and_spills_past_64_bits() {
-        let enc = |v: i128| {
-            let mut out = Vec::new();
-            ivarint(&mut out, v);
-            out
-        };
-        assert_eq!(enc(0), [0x00]);
-        assert_eq!(enc(-1), [0x01]);
-        assert_eq!(enc(1), [0x02]);
-        assert_eq!(enc(150), [0xAC, 0x02]);
-        assert_eq!(enc(i64::MIN as i128), reference(u64::MAX));
-        // 2^64: zigzag 2^65, 66 bits, ten bytes.
-        assert_eq!(
-            enc(1 << 64),
-            [0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x04]
-        );
-        assert_eq!(enc(i128::MIN).len(), 19);
-        let mut tagged = Vec::new();
-        tagged_ivarint(&mut tagged, 0x08, -2);
-        assert_eq!(tagged, [0x08, 0x03]);
+    #[should_panic(expected = "too wide")]
+    fn a_number_beyond_fifteen_bytes_is_refused() {
+        tagged(i128::MAX);
     }
 }

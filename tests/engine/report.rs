@@ -92,7 +92,7 @@ fn report_json_has_the_documented_fields() {
         assert!(j.get(field).is_some(), "report.json lacks `{field}`: {j:#}");
     }
     assert_eq!(j["schema_version"], 1);
-    assert_eq!(j["hash_encoding_version"], 2);
+    assert_eq!(j["hash_encoding_version"], 3);
     assert_eq!(j["engine_version"], glue_recon::ENGINE_VERSION);
     assert_eq!(j["pair"], "t");
     assert_eq!(j["key"], serde_json::json!(["id"]));
