@@ -1,7 +1,8 @@
 //! Test vectors of the canonical encoding (docs/hash-encoding.md, version 3).
 //!
-//! The hex below was computed once from the documented byte layout (by a separate
-//! script, independently of the engine) and is pinned on purpose: reports and ledger
+//! The hex below was computed from the documented byte layout by
+//! `scripts/hash_vectors.py`, an encoder written from the document alone, and is
+//! pinned on purpose: reports and ledger
 //! rows name the encoding version they were computed with, so the bytes of a version
 //! never change. A change that breaks one of these vectors must bump
 //! `HASH_ENCODING_VERSION` and update the vectors and the document together.
