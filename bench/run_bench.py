@@ -10,8 +10,8 @@
    parameters: `glue-recon sample-data --no-edge-cases` (default; --edge-cases keeps
    them) or bench/gen_parquet.py (--generator duckdb; an independent writer, with
    duplicates, NULL keys, NaN, -0.0 and NULL vs '', whose counts are known by construction).
-2. Reads every file once (warm page cache), then runs each tool --repeat times, each in
-   its own process, measuring wall time, CPU time (user+sys) and the process's peak RSS
+2. Reads every file once (warm page cache), then runs --repeat rounds of every tool once
+   (so the tools of a round meet the same machine), each in its own process, measuring wall time, CPU time (user+sys) and the process's peak RSS
    (/usr/bin/time -v, or wait4's ru_maxrss where there is no /usr/bin/time).
      glue-recon   glue-recon diff SRC TGT --key id --json --out DATA/out
      duckdb       bench/peer_duckdb.py: one SQL query, FULL OUTER JOIN on (partition, id),
@@ -20,8 +20,8 @@
      polars       bench/peer_polars.py (only when polars is installed)
 3. Fails (exit 1) unless glue-recon and duckdb agree on missing/extra/mismatch (and,
    with --generator duckdb, everything agrees with the counts known by construction).
-4. Prints wall and CPU seconds (median), peak RSS MiB (max) and glue-recon/peer ratios, and
-   writes them to DATA/bench-results.json.
+4. Prints wall and CPU seconds (median), peak RSS MiB (max) and glue-recon/peer ratios
+   (of the medians, and round by round), and writes them to DATA/bench-results.json.
 """
 
 import argparse
@@ -191,7 +191,7 @@ def main() -> int:
     ap.add_argument("--key", action="append", help="key column (default: id)")
     ap.add_argument("--peers", default="duckdb,duckdb-join",
                     help="comma-separated: duckdb, duckdb-join, polars (default: duckdb,duckdb-join)")
-    ap.add_argument("--repeat", type=int, default=3, help="runs per tool (median wall, max RSS)")
+    ap.add_argument("--repeat", type=int, default=3, help="rounds: each tool once a round (median wall, max RSS)")
     ap.add_argument("--threads", type=int, default=2, help="DuckDB threads (the machine has 2 cores)")
     ap.add_argument("--rss", choices=["auto", "wait4"], default="auto",
                     help="auto: /usr/bin/time -v when present, else wait4; wait4: always wait4")
@@ -215,15 +215,22 @@ def main() -> int:
     logdir = os.path.join(args.data, "out", "logs")
     os.makedirs(logdir, exist_ok=True)
     results = {}
-    for name, cmd in tools(args, src, tgt):
-        runs = []
-        for i in range(args.repeat):
+    # Rounds: every tool once per round, so that the tools of a round meet the same
+    # machine (a shared host's speed drifts over minutes; runs of one tool in a row
+    # would compare one tool's good minutes with another's bad ones).
+    plan = tools(args, src, tgt)
+    all_runs = {name: [] for name, _ in plan}
+    all_totals = {}
+    for i in range(args.repeat):
+        for name, cmd in plan:
             logfile = os.path.join(logdir, f"{name}-{i}.stderr")
             r = measure(cmd, logfile, use_time=args.rss != "wait4")
-            totals = totals_of(name, r, logfile)
-            runs.append(r)
-            log(f"{name} run {i + 1}/{args.repeat}: {r['wall']:.2f}s wall, {r['cpu']:.2f}s CPU, "
+            all_totals[name] = totals_of(name, r, logfile)
+            all_runs[name].append(r)
+            log(f"round {i + 1}/{args.repeat}: {name}: {r['wall']:.2f}s wall, {r['cpu']:.2f}s CPU, "
                 f"{r['rss_mib']:.0f} MiB")
+    for name, _ in plan:
+        runs, totals = all_runs[name], all_totals[name]
         results[name] = {
             "cmd": cmd,
             "wall_s": statistics.median(r["wall"] for r in runs),
@@ -273,11 +280,15 @@ def main() -> int:
                 continue
             rw, rm = g["wall_s"] / res["wall_s"], g["peak_rss_mib"] / res["peak_rss_mib"]
             rc = g["cpu_s"] / res["cpu_s"] if res["cpu_s"] else float("nan")
-            ratios[name] = {"wall": round(rw, 3), "cpu": round(rc, 3), "peak_rss": round(rm, 3)}
-            print(f"glue-recon / {name:<12} wall {rw:5.2f}x   CPU {rc:5.2f}x   peak RSS {rm:5.2f}x")
+            per_round = [a / b for a, b in zip(g["wall_s_all"], res["wall_s_all"])]
+            ratios[name] = {"wall": round(rw, 3), "cpu": round(rc, 3), "peak_rss": round(rm, 3),
+                            "wall_per_round": [round(x, 3) for x in per_round]}
+            print(f"glue-recon / {name:<12} wall {rw:5.2f}x   CPU {rc:5.2f}x   peak RSS {rm:5.2f}x   "
+                  f"(wall by round: {', '.join(f'{x:.2f}' for x in per_round)})")
     if results:
         method = next(iter(results.values()))["rss_method"]
-        print(f"\n(wall and CPU (user+sys): median of {args.repeat} runs; peak RSS: max; by {method})")
+        print(f"\n(wall and CPU (user+sys): median of {args.repeat} rounds, each tool once a round; "
+              f"peak RSS: max; by {method})")
         if load0 > 1.0:
             print(f"warning: the load average was {load0:.1f} when the bench started: something else "
                   "is using the cores, so wall times are inflated (CPU seconds less so)")
