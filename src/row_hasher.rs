@@ -88,6 +88,10 @@ impl RowHasher {
         self.null_key.clear();
         self.null_key.resize(n, false);
         for e in keys {
+            if !e.may_be_null() {
+                e.encode_rows(first, &mut self.keys);
+                continue;
+            }
             self.starts.clear();
             self.starts.extend_from_slice(self.keys.lens());
             e.encode_rows(first, &mut self.keys);

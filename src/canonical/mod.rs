@@ -315,6 +315,19 @@ impl<'a> Encoder<'a> {
         }
     }
 
+    /// Whether some row may encode as NULL: `false` when none can (no NULL in the
+    /// array, no NULL dictionary value, no rule that turns text into NULL).
+    pub fn may_be_null(&self) -> bool {
+        self.nulls.is_some_and(|n| n.null_count() > 0)
+            || match &self.kind {
+                Kind::AllNull => true,
+                Kind::Constant(bytes) => is_null_encoding(bytes),
+                Kind::Dict { values, .. } => values.iter().any(|v| is_null_encoding(v)),
+                Kind::Utf8(_, r) | Kind::LargeUtf8(_, r) | Kind::Utf8View(_, r) => r.empty_as_null,
+                _ => false,
+            }
+    }
+
     /// Append the canonical encoding of `row` to `out`.
     #[inline]
     pub fn encode<O: Out + ?Sized>(&self, row: usize, out: &mut O) {
@@ -868,10 +881,35 @@ pub fn family(t: &DataType) -> &'static str {
 mod tests {
     use std::sync::Arc;
 
-    use arrow::array::{Int32Array, Int64Builder, MapBuilder, StringArray, StringBuilder};
+    use arrow::array::{
+        DictionaryArray, Int32Array, Int64Builder, MapBuilder, StringArray, StringBuilder,
+    };
     use arrow::datatypes::Field;
 
     use super::*;
+
+    #[test]
+    fn may_be_null_is_false_only_when_no_row_can_encode_as_null() {
+        let rules = StringRules::default();
+        let may = |a: &dyn Array, rules| Encoder::new(a, rules, "k").unwrap().may_be_null();
+        assert!(!may(&Int32Array::from(vec![1, 2]), rules));
+        assert!(may(&Int32Array::from(vec![Some(1), None]), rules));
+        // A NULL dictionary value behind a valid key.
+        let values = StringArray::from(vec![Some("a"), None]);
+        let keys = Int32Array::from(vec![0, 1]);
+        let dict = DictionaryArray::<Int32Type>::try_new(keys, Arc::new(values)).unwrap();
+        assert!(may(&dict, rules));
+        let text = StringArray::from(vec!["a", ""]);
+        assert!(!may(&text, rules));
+        let empty_as_null = StringRules {
+            empty_as_null: true,
+            ..rules
+        };
+        assert!(may(&text, empty_as_null));
+        assert!(Encoder::constant_text(None, rules).may_be_null());
+        assert!(!Encoder::constant_text(Some("x"), rules).may_be_null());
+        assert!(Encoder::all_null().may_be_null());
+    }
 
     #[test]
     fn nested_values_display_as_braces_in_canonical_order() {
