@@ -103,7 +103,7 @@ impl Encoder<'_> {
             Kind::Binary(a) => self.fold(rows, fold, 1, |r| a.value_length(r) as usize),
             Kind::LargeBinary(a) => self.fold(rows, fold, 1, |r| a.value_length(r) as usize),
             Kind::BinaryView(a) => self.fold(rows, fold, 1, |r| a.views()[r] as u32 as usize),
-            Kind::Dict { keys, values } => {
+            Kind::Dict { keys, values, .. } => {
                 self.fold(rows, fold, 1, |r| values.get(keys[r]).map_or(0, Vec::len))
             }
             _ => return None,

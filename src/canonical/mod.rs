@@ -29,8 +29,8 @@ mod out;
 
 pub use out::Out;
 use out::{
-    MAX_NUMBER_BYTES, byte_len, header, tagged_int, tagged_int128, tagged_uint, unzigzag, zigzag,
-    zigzag128,
+    MAX_NUMBER_BYTES, byte_len, byte_len64, header, tagged_int, tagged_int128, tagged_uint,
+    unzigzag, zigzag, zigzag128,
 };
 
 /// Version of the canonical encoding. Bump on any change to the bytes.
@@ -146,6 +146,8 @@ enum Kind<'a> {
     Dict {
         keys: Vec<usize>,
         values: Vec<Vec<u8>>,
+        /// Whether a value is NULL (so rows with valid keys may still be NULL).
+        null_value: bool,
     },
     List {
         offsets: ListOffsets<'a>,
@@ -222,7 +224,7 @@ impl<'a> Encoder<'a> {
             DataType::Dictionary(_, _) => {
                 let dict = array.as_any_dictionary();
                 let values_enc = Encoder::new(dict.values().as_ref(), rules, column)?;
-                let values = (0..dict.values().len())
+                let values: Vec<Vec<u8>> = (0..dict.values().len())
                     .map(|i| {
                         let mut buf = Vec::new();
                         values_enc.encode(i, &mut buf);
@@ -231,6 +233,7 @@ impl<'a> Encoder<'a> {
                     .collect();
                 Kind::Dict {
                     keys: dict.normalized_keys(),
+                    null_value: values.iter().any(|v| is_null_encoding(v)),
                     values,
                 }
             }
@@ -322,7 +325,7 @@ impl<'a> Encoder<'a> {
             || match &self.kind {
                 Kind::AllNull => true,
                 Kind::Constant(bytes) => is_null_encoding(bytes),
-                Kind::Dict { values, .. } => values.iter().any(|v| is_null_encoding(v)),
+                Kind::Dict { null_value, .. } => *null_value,
                 Kind::Utf8(_, r) | Kind::LargeUtf8(_, r) | Kind::Utf8View(_, r) => r.empty_as_null,
                 _ => false,
             }
@@ -398,7 +401,7 @@ impl<'a> Encoder<'a> {
             Kind::IntervalMdn(v) => self.each(rows, |row, out| {
                 interval(out, v[row].months, v[row].days, v[row].nanoseconds)
             }),
-            Kind::Dict { keys, values } => {
+            Kind::Dict { keys, values, .. } => {
                 self.each(rows, |row, out| out.bytes(&values[keys[row]]))
             }
             // Nested values go through `&mut dyn Out`: with the writer's own type, each
@@ -502,7 +505,7 @@ fn integer(out: &mut impl Out, v: i64) {
 #[inline]
 fn exact64(out: &mut impl Out, m: i64, scale: u8) {
     let z = zigzag(m);
-    let n = byte_len(z as u128);
+    let n = byte_len64(z);
     out.word(
         header(tag::EXACT, n) as u128 | (scale as u128) << 8 | (z as u128) << 16,
         n + 2,
@@ -745,10 +748,14 @@ fn format_nanos(nanos: i128) -> String {
 }
 
 /// A counted run of `name: value` entries (struct fields, map entries) as `{a: 1, b: 2}`.
-fn braces(cursor: &mut &[u8], count: usize, mut entry: impl FnMut(&mut &[u8]) -> String) -> String {
+fn braces(cursor: &mut &[u8], count: usize) -> String {
     // Every entry takes at least one byte: a count beyond the input is corrupt.
-    let n = count.min(cursor.len());
-    let entries: Vec<String> = (0..n).map(|_| entry(cursor)).collect();
+    let entries: Vec<String> = (0..count.min(cursor.len()))
+        .map(|_| {
+            let name = read_display(cursor);
+            format!("{name}: {}", read_display(cursor))
+        })
+        .collect();
     format!("{{{}}}", entries.join(", "))
 }
 
@@ -806,19 +813,11 @@ fn read_display(cursor: &mut &[u8]) -> String {
             let items: Vec<String> = (0..count).map(|_| read_display(cursor)).collect();
             format!("[{}]", items.join(", "))
         }
-        tag::STRUCT => {
+        // Struct fields are a name (a string value) and a value, map entries a key and
+        // a value: both read as `name: value`.
+        tag::STRUCT | tag::MAP => {
             let count = take_len(cursor, n);
-            braces(cursor, count, |cursor| {
-                let name = read_display(cursor);
-                format!("{name}: {}", read_display(cursor))
-            })
-        }
-        tag::MAP => {
-            let count = take_len(cursor, n);
-            braces(cursor, count, |cursor| {
-                let k = read_display(cursor);
-                format!("{k}: {}", read_display(cursor))
-            })
+            braces(cursor, count)
         }
         _ => {
             // Unknown header: consume the rest so callers stop.

@@ -57,7 +57,7 @@ pub fn byte_len(v: u128) -> usize {
 
 /// [`byte_len`] of a 64-bit number (0 to 8), without 128-bit arithmetic.
 #[inline]
-fn byte_len64(v: u64) -> usize {
+pub fn byte_len64(v: u64) -> usize {
     (71 - v.leading_zeros() as usize) / 8
 }
 
