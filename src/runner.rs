@@ -188,8 +188,23 @@ pub async fn run_items(
     items: &[WorkItem],
     item_concurrency: usize,
 ) -> Vec<PartialDiff> {
-    futures::stream::iter(items.iter())
-        .map(|item| runner.run(item))
+    futures::stream::iter(items.iter().cloned())
+        .map(|item| {
+            let runner = runner.clone();
+            async move {
+                let spawned = tokio::spawn({
+                    let item = item.clone();
+                    async move { runner.run(&item).await }
+                });
+                spawned.await.unwrap_or_else(|e| {
+                    PartialDiff::failed(
+                        &item,
+                        "Internal",
+                        format!("reconciling the partition stopped: {e}"),
+                    )
+                })
+            }
+        })
         .buffer_unordered(item_concurrency.max(1))
         .collect()
         .await
