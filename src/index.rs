@@ -86,6 +86,7 @@ struct Chunk {
 }
 
 impl Chunk {
+    #[inline]
     fn key(&self, r: &Rec) -> &[u8] {
         &self.keys[r.key_start as usize..(r.key_start + r.key_len) as usize]
     }
@@ -175,10 +176,14 @@ pub struct KeyView<'a> {
     pub target_tol: &'a [Option<f64>],
 }
 
-/// A key while its bucket is joined: per side, how many rows have the key and where
-/// the first is (chunk and record in the bucket; [`NONE`] while the count is 0).
+/// A key while its bucket is joined: where its bytes are (in the chunk of the row
+/// that brought it), and per side how many rows have it and where the first is
+/// (chunk and record in the bucket; [`NONE`] while the count is 0).
 struct Entry {
     hash64: u64,
+    key_chunk: u32,
+    key_start: u32,
+    key_len: u32,
     first: [(u32, u32); 2],
     count: [u32; 2],
 }
@@ -186,14 +191,23 @@ struct Entry {
 /// No row on this side.
 const NONE: (u32, u32) = (u32::MAX, u32::MAX);
 
-impl Entry {
-    /// A row with the key (the source's first if any): where its bytes are.
-    fn a_row(&self) -> (u32, u32) {
-        if self.count[0] > 0 {
-            self.first[0]
-        } else {
-            self.first[1]
-        }
+/// `a == b` for the few bytes of typical keys without a call to `memcmp`: two
+/// fixed-size loads that overlap in the middle cover every length from one size to
+/// twice it.
+#[inline(always)]
+fn key_eq(a: &[u8], b: &[u8]) -> bool {
+    fn overlapping<const N: usize>(a: &[u8], b: &[u8]) -> bool {
+        let n = a.len();
+        a[..N] == b[..N] && a[n - N..] == b[n - N..]
+    }
+    if a.len() != b.len() {
+        return false;
+    }
+    match a.len() {
+        0..4 => a == b,
+        4..8 => overlapping::<4>(a, b),
+        8..=16 => overlapping::<8>(a, b),
+        _ => a == b,
     }
 }
 
@@ -316,27 +330,35 @@ impl PartitionIndex {
             };
             table.clear();
             entries.clear();
+            let key_of = |e: &Entry| {
+                let keys = &chunks[e.key_chunk as usize].1.keys;
+                &keys[e.key_start as usize..(e.key_start + e.key_len) as usize]
+            };
             for (chunk_no, (side, chunk)) in chunks.iter().enumerate() {
                 let s = side.index();
                 for (rec_no, r) in chunk.recs.iter().enumerate() {
                     let here = (chunk_no as u32, rec_no as u32);
                     let key = chunk.key(r);
-                    let found = table.find(r.hash64, |&e| {
-                        let e = &entries[e as usize];
-                        let (c, other) = rec(e.a_row());
-                        e.hash64 == r.hash64 && c.key(other) == key
-                    });
-                    let at = match found {
-                        Some(&at) => at as usize,
-                        None => {
+                    let slot = table.entry(
+                        r.hash64,
+                        |&e| {
+                            let e = &entries[e as usize];
+                            e.hash64 == r.hash64 && key_eq(key_of(e), key)
+                        },
+                        |&e| entries[e as usize].hash64,
+                    );
+                    let at = match slot {
+                        hashbrown::hash_table::Entry::Occupied(o) => *o.get() as usize,
+                        hashbrown::hash_table::Entry::Vacant(v) => {
+                            let at = entries.len();
+                            v.insert(at as u32);
                             entries.push(Entry {
                                 hash64: r.hash64,
+                                key_chunk: chunk_no as u32,
+                                key_start: r.key_start,
+                                key_len: r.key_len,
                                 first: [NONE; 2],
                                 count: [0; 2],
-                            });
-                            let at = entries.len() - 1;
-                            table.insert_unique(r.hash64, at as u32, |&e| {
-                                entries[e as usize].hash64
                             });
                             at
                         }
@@ -361,9 +383,8 @@ impl PartitionIndex {
             };
             for e in &entries {
                 let (source, target) = (side(e, 0), side(e, 1));
-                let (c, r) = rec(e.a_row());
                 f(KeyView {
-                    key: c.key(r),
+                    key: key_of(e),
                     source: source.as_ref().map(|(i, _)| i),
                     target: target.as_ref().map(|(i, _)| i),
                     source_tol: source.as_ref().map_or(&[], |(_, t)| t),
@@ -410,6 +431,22 @@ mod tests {
         });
         drained.unwrap();
         seen
+    }
+
+    #[test]
+    fn key_equality_sees_every_byte_at_every_length() {
+        for n in 0..=40usize {
+            let a: Vec<u8> = (0..n as u8).map(|i| i.wrapping_mul(29) ^ 0x5a).collect();
+            assert!(key_eq(&a, &a.clone()), "length {n}");
+            for i in 0..n {
+                let mut b = a.clone();
+                b[i] ^= 1;
+                assert!(!key_eq(&a, &b), "length {n}, byte {i}");
+            }
+            let mut longer = a.clone();
+            longer.push(0);
+            assert!(!key_eq(&a, &longer), "length {n} against {}", n + 1);
+        }
     }
 
     #[test]
