@@ -208,7 +208,8 @@ fn key_eq(a: &[u8], b: &[u8]) -> bool {
     match a.len() {
         0..4 => a == b,
         4..8 => overlapping::<4>(a, b),
-        8..=16 => overlapping::<8>(a, b),
+        8..16 => overlapping::<8>(a, b),
+        16..=32 => overlapping::<16>(a, b),
         _ => a == b,
     }
 }
