@@ -182,7 +182,9 @@ pub async fn prepare_pair(pair: &PairConfig, opts: &RunOptions) -> Result<Prepar
     Ok(PreparedPair { plan, items })
 }
 
-/// Reconcile every item, `item_concurrency` at a time.
+/// Reconcile every item, `item_concurrency` at a time, each as a task of its own (so
+/// one item's key join never holds up the others). An item whose task fails (a panic)
+/// becomes a failed partial: reported, never dropped.
 pub async fn run_items(
     runner: &ItemRunner,
     items: &[WorkItem],
@@ -197,11 +199,11 @@ pub async fn run_items(
                     async move { runner.run(&item).await }
                 });
                 spawned.await.unwrap_or_else(|e| {
-                    PartialDiff::failed(
-                        &item,
-                        "Internal",
-                        format!("reconciling the partition stopped: {e}"),
-                    )
+                    let e = ReconError::Transient {
+                        resource: item.partition.clone(),
+                        reason: format!("the partition's task failed: {e}"),
+                    };
+                    PartialDiff::failed(&item, e.error_type(), e.to_string())
                 })
             }
         })
