@@ -18,6 +18,15 @@ enum Fold {
     Sum,
 }
 
+/// The longest of `lens` (`Fold::Max`) or their sum (`Fold::Sum`).
+#[inline]
+fn fold_lens(fold: Fold, lens: impl Iterator<Item = usize>) -> usize {
+    match fold {
+        Fold::Max => lens.max().unwrap_or(0),
+        Fold::Sum => lens.fold(0, usize::saturating_add),
+    }
+}
+
 impl StringRules {
     /// How many times longer a string can get: lower-casing one character gives at
     /// most two characters (U+0130 `İ` becomes `i` and a combining dot), and no
@@ -90,43 +99,68 @@ impl Encoder<'_> {
     /// dictionaries): a tag and a length per row, plus the longest value's bytes
     /// (`Fold::Max`) or all of them (`Fold::Sum`).
     fn values_bound(&self, rows: Range<usize>, fold: Fold) -> Option<usize> {
+        fn offset_lens<O: Copy + Into<i64>>(
+            offsets: &[O],
+            rows: &Range<usize>,
+        ) -> impl Iterator<Item = usize> {
+            offsets[rows.start..=rows.end]
+                .windows(2)
+                .map(|w| (w[1].into() - w[0].into()) as usize)
+        }
+        fn view_lens(views: &[u128], rows: &Range<usize>) -> impl Iterator<Item = usize> {
+            views[rows.clone()].iter().map(|v| *v as u32 as usize)
+        }
         Some(match &self.kind {
-            Kind::Utf8(a, rules) => {
-                self.fold(rows, fold, rules.growth(), |r| a.value_length(r) as usize)
-            }
-            Kind::LargeUtf8(a, rules) => {
-                self.fold(rows, fold, rules.growth(), |r| a.value_length(r) as usize)
-            }
+            Kind::Utf8(a, rules) => self.fold(
+                &rows,
+                fold,
+                rules.growth(),
+                offset_lens(a.value_offsets(), &rows),
+            ),
+            Kind::LargeUtf8(a, rules) => self.fold(
+                &rows,
+                fold,
+                rules.growth(),
+                offset_lens(a.value_offsets(), &rows),
+            ),
             Kind::Utf8View(a, rules) => {
-                self.fold(rows, fold, rules.growth(), |r| a.views()[r] as u32 as usize)
+                self.fold(&rows, fold, rules.growth(), view_lens(a.views(), &rows))
             }
-            Kind::Binary(a) => self.fold(rows, fold, 1, |r| a.value_length(r) as usize),
-            Kind::LargeBinary(a) => self.fold(rows, fold, 1, |r| a.value_length(r) as usize),
-            Kind::BinaryView(a) => self.fold(rows, fold, 1, |r| a.views()[r] as u32 as usize),
+            Kind::Binary(a) => self.fold(&rows, fold, 1, offset_lens(a.value_offsets(), &rows)),
+            Kind::LargeBinary(a) => {
+                self.fold(&rows, fold, 1, offset_lens(a.value_offsets(), &rows))
+            }
+            Kind::BinaryView(a) => self.fold(&rows, fold, 1, view_lens(a.views(), &rows)),
             Kind::Dict { keys, values, .. } => {
-                self.fold(rows, fold, 1, |r| values.get(keys[r]).map_or(0, Vec::len))
+                let lens = keys[rows.clone()]
+                    .iter()
+                    .map(|&k| values.get(k).map_or(0, Vec::len));
+                self.fold(&rows, fold, 1, lens)
             }
             _ => return None,
         })
     }
 
-    /// [`Encoder::values_bound`] for value lengths `len_of`; NULL rows count one byte,
-    /// whatever their slot in the array holds.
+    /// [`Encoder::values_bound`] for the value lengths `lens` of `rows`, in order;
+    /// NULL rows count one byte, whatever their slot in the array holds.
     #[inline]
     fn fold(
         &self,
-        rows: Range<usize>,
+        rows: &Range<usize>,
         fold: Fold,
         growth: usize,
-        len_of: impl Fn(usize) -> usize,
+        lens: impl Iterator<Item = usize>,
     ) -> usize {
         let count = rows.len();
-        let lens = rows
-            .filter(|&r| self.nulls.is_none_or(|n| n.is_valid(r)))
-            .map(len_of);
-        let bytes = match fold {
-            Fold::Max => lens.max().unwrap_or(0),
-            Fold::Sum => lens.fold(0, usize::saturating_add),
+        let bytes = match self.nulls {
+            None => fold_lens(fold, lens),
+            Some(n) => {
+                let valid = n.inner().slice(rows.start, count);
+                let lens = lens
+                    .zip(valid.iter())
+                    .map(|(len, v)| if v { len } else { 0 });
+                fold_lens(fold, lens)
+            }
         };
         let per_row = match fold {
             Fold::Max => TAG_NUMBER,
@@ -161,5 +195,80 @@ impl Encoder<'_> {
             Kind::FixedBinary(a) => TAG_NUMBER + a.value_length().max(0) as usize,
             _ => return None,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow::array::{
+        Array, ArrayRef, BinaryArray, DictionaryArray, LargeStringArray, StringArray,
+        StringViewArray,
+    };
+    use arrow::buffer::{NullBuffer, OffsetBuffer};
+    use arrow::datatypes::Int32Type;
+
+    use super::*;
+
+    /// Values whose NULL rows hold long bytes in their slots, as a writer may leave
+    /// them, in every layout with its own lengths, whole and sliced.
+    fn arrays() -> Vec<ArrayRef> {
+        let texts = ["ab", &"z".repeat(300), "héllo", "", &"y".repeat(40)];
+        let nulls = NullBuffer::from(vec![true, false, true, true, false]);
+        let utf8 = StringArray::new(
+            OffsetBuffer::from_lengths(texts.iter().map(|t| t.len())),
+            texts.concat().into_bytes().into(),
+            Some(nulls.clone()),
+        );
+        let large = LargeStringArray::from(utf8.iter().collect::<Vec<_>>());
+        let view = StringViewArray::from(texts.to_vec());
+        let view = StringViewArray::new(
+            view.views().clone(),
+            view.data_buffers().to_vec(),
+            Some(nulls),
+        );
+        let binary = BinaryArray::from_iter(utf8.iter().map(|t| t.map(str::as_bytes)));
+        let dict: DictionaryArray<Int32Type> = texts.iter().copied().collect();
+        let mut out: Vec<ArrayRef> = vec![
+            Arc::new(utf8),
+            Arc::new(large),
+            Arc::new(view),
+            Arc::new(binary),
+            Arc::new(dict),
+        ];
+        let sliced: Vec<ArrayRef> = out.iter().map(|a| a.slice(1, 3)).collect();
+        out.extend(sliced);
+        out
+    }
+
+    #[test]
+    fn string_bounds_cover_every_row_and_skip_what_nulls_hide() {
+        for a in arrays() {
+            let enc = Encoder::new(a.as_ref(), StringRules::default(), "s").unwrap();
+            let lens: Vec<usize> = (0..a.len())
+                .map(|r| {
+                    let mut b = Vec::new();
+                    enc.encode(r, &mut b);
+                    b.len()
+                })
+                .collect();
+            let bound = enc.max_len(0..a.len());
+            assert!(
+                lens.iter().all(|&n| n <= bound),
+                "{}: {lens:?} > {bound}",
+                a.data_type()
+            );
+            let total = enc.total_len(0..a.len());
+            assert!(lens.iter().sum::<usize>() <= total, "{}", a.data_type());
+            // The NULL rows' 300 and 40 bytes do not count (the dictionary's values are
+            // all valid, so its 300-byte value does).
+            if a.null_count() > 0 {
+                assert!(bound < 40, "{}: {bound}", a.data_type());
+            }
+            for (r, &len) in lens.iter().enumerate() {
+                assert!(len <= enc.max_len(r..r + 1), "{} row {r}", a.data_type());
+            }
+        }
     }
 }
