@@ -88,9 +88,15 @@ struct Chunk {
 }
 
 impl Chunk {
+    /// The `len` key bytes at `start` of this chunk's key arena.
+    #[inline]
+    fn key_at(&self, start: u32, len: u32) -> &[u8] {
+        &self.keys[start as usize..(start + len) as usize]
+    }
+
     #[inline]
     fn key(&self, r: &Rec) -> &[u8] {
-        &self.keys[r.key_start as usize..(r.key_start + r.key_len) as usize]
+        self.key_at(r.key_start, r.key_len)
     }
 }
 
@@ -334,8 +340,9 @@ impl PartitionIndex {
             table.clear();
             entries.clear();
             let key_of = |e: &Entry| {
-                let keys = &chunks[e.key_chunk as usize].1.keys;
-                &keys[e.key_start as usize..(e.key_start + e.key_len) as usize]
+                chunks[e.key_chunk as usize]
+                    .1
+                    .key_at(e.key_start, e.key_len)
             };
             for (chunk_no, (side, chunk)) in chunks.iter().enumerate() {
                 let s = side.index();
