@@ -135,12 +135,17 @@ def ensure_data(args) -> None:
     log(f"generated in {time.perf_counter() - t0:.1f}s")
 
 
+def report_dir(args) -> str:
+    """glue-recon's report folder: emptied before each of its runs (see main)."""
+    return os.path.join(args.data, "out", "report")
+
+
 def tools(args, src: str, tgt: str) -> list[tuple[str, list[str]]]:
     keys = [a for k in args.key for a in ("--key", k)]
     out = []
     if not args.no_glue_recon:
         out.append(("glue-recon", [args.bin, "diff", src, tgt, *keys, "--json",
-                                   "--out", os.path.join(args.data, "out")]))
+                                   "--out", report_dir(args)]))
     for peer in args.peers:
         if peer == "duckdb":
             out.append(("duckdb", [PY, os.path.join(HERE, "peer_duckdb.py"), src, tgt, *keys,
@@ -209,8 +214,6 @@ def main() -> int:
     src, tgt = os.path.join(args.data, "source"), os.path.join(args.data, "target")
     size_s, size_t = du_mib(src), du_mib(tgt)
     log(f"data: source {size_s:.0f} MiB, target {size_t:.0f} MiB; {os.cpu_count()} cores")
-    warm(src)
-    warm(tgt)
 
     logdir = os.path.join(args.data, "out", "logs")
     os.makedirs(logdir, exist_ok=True)
@@ -223,6 +226,18 @@ def main() -> int:
     all_totals = {}
     for i in range(args.repeat):
         for name, cmd in plan:
+            # Every run starts with the files in the page cache: this machine's cache
+            # decays within a minute (a VM whose host reclaims it), so a run late in
+            # the bench would otherwise read part of its input from disk and another
+            # run not; the bench compares the tools' work, not the disk's.
+            warm(src)
+            warm(tgt)
+            # Every glue-recon run starts from an empty report folder, as DuckDB starts
+            # from nothing: the run appends to the folder's ledger and reads it back
+            # for the drift check and the dashboard, so in a kept folder each round
+            # would read one more ledger object than the round before.
+            if name == "glue-recon":
+                shutil.rmtree(report_dir(args), ignore_errors=True)
             logfile = os.path.join(logdir, f"{name}-{i}.stderr")
             r = measure(cmd, logfile, use_time=args.rss != "wait4")
             all_totals[name] = totals_of(name, r, logfile)
