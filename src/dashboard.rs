@@ -18,7 +18,7 @@ use bytes::Bytes;
 
 use crate::error::Result;
 use crate::html::{STYLE, esc};
-use crate::ledger::{LedgerProblem, LedgerRow, LedgerRun, pair_runs, read_ledger};
+use crate::ledger::{LedgerProblem, LedgerRead, LedgerRow, LedgerRun, pair_runs, refresh_ledger};
 use crate::resolution::{OpenPair, Resolution, open_findings, read_resolutions};
 use crate::storage::Storage;
 
@@ -76,9 +76,16 @@ impl DashboardData {
     }
 }
 
-/// Read the ledger and the resolutions under `root`.
-pub async fn load(storage: &Storage, root: &str) -> Result<DashboardData> {
-    let ledger = read_ledger(storage, root).await?;
+/// Read the ledger and the resolutions under `root`; `known` is a read of the ledger
+/// to bring up to date and `rewritten` an object written since (see
+/// [`refresh_ledger`]).
+pub async fn load(
+    storage: &Storage,
+    root: &str,
+    known: LedgerRead,
+    rewritten: Option<&str>,
+) -> Result<DashboardData> {
+    let ledger = refresh_ledger(storage, root, known, rewritten).await?;
     let (resolutions, mut problems) = read_resolutions(storage, root).await?;
     problems.extend(ledger.problems);
     Ok(DashboardData::new(&ledger.rows, resolutions, problems))
@@ -470,9 +477,15 @@ pub struct DashboardOutput {
     pub problems: Vec<LedgerProblem>,
 }
 
-/// Regenerate the dashboard under `root` from its ledger and resolutions.
-pub async fn write_dashboard(storage: &Storage, root: &str) -> Result<DashboardOutput> {
-    let data = load(storage, root).await?;
+/// Regenerate the dashboard under `root` from its ledger and resolutions; `known`
+/// and `rewritten` as for [`load`] (an empty `known` reads the whole ledger).
+pub async fn write_dashboard(
+    storage: &Storage,
+    root: &str,
+    known: LedgerRead,
+    rewritten: Option<&str>,
+) -> Result<DashboardOutput> {
+    let data = load(storage, root, known, rewritten).await?;
     let dir = Storage::join(root, DASHBOARD_DIR);
     let index = Storage::join(&dir, "index.html");
     let engineer = Storage::join(&dir, "engineer.html");

@@ -1,7 +1,8 @@
 //! A run's place in history, in two calls shared by the CLI and the merge Lambda:
 //!
-//! 1. [`check_drift`] before the reports are written: each report is compared with
-//!    its pair's trailing baseline in the ledger ([`crate::drift`]).
+//! 1. [`load_history`] and [`apply_drift`] before the reports are written: each
+//!    report is compared with its pair's trailing baseline in the ledger
+//!    ([`crate::drift`]).
 //! 2. [`record_run`] after they are written: the run is appended to the ledger, an
 //!    Athena symlink manifest is put beside each diffs.parquet, and the dashboard is
 //!    regenerated.
@@ -14,7 +15,7 @@ use bytes::Bytes;
 use crate::config::{Config, Defaults};
 use crate::dashboard::{DashboardOutput, write_dashboard};
 use crate::error::Result;
-use crate::ledger::{LedgerProblem, append_run, pair_runs, read_ledger};
+use crate::ledger::{LedgerProblem, LedgerRead, LedgerRun, append_run, pair_runs, read_ledger};
 use crate::report::Report;
 use crate::runner::ReportLocation;
 use crate::storage::Storage;
@@ -23,39 +24,39 @@ use crate::storage::Storage;
 /// at it, the LOCATION of an Athena `SymlinkTextInputFormat` table over the diff rows.
 pub const ATHENA_DIR: &str = "athena";
 
-/// The history drift checks compare with: every pair run in the ledger under
-/// `root`, and the ledger objects that could not be read.
-pub async fn load_history(
-    storage: &Storage,
-    root: &str,
-) -> Result<(Vec<crate::ledger::LedgerRun>, Vec<LedgerProblem>)> {
+/// A run's history: the ledger as read when the run started, and its pair runs.
+#[derive(Debug, Clone, Default)]
+pub struct History {
+    /// Every pair run in the ledger, oldest first: what drift checks compare with.
+    pub runs: Vec<LedgerRun>,
+    /// The ledger read; [`record_run`] brings it up to date for the dashboard.
+    pub ledger: LedgerRead,
+}
+
+impl History {
+    /// Ledger objects that could not be read.
+    pub fn problems(&self) -> &[LedgerProblem] {
+        &self.ledger.problems
+    }
+}
+
+/// Read the history under `root`: the ledger and its pair runs.
+pub async fn load_history(storage: &Storage, root: &str) -> Result<History> {
     let ledger = read_ledger(storage, root).await?;
-    Ok((pair_runs(&ledger.rows), ledger.problems))
+    Ok(History {
+        runs: pair_runs(&ledger.rows),
+        ledger,
+    })
 }
 
 /// Compare a report with its pair's baseline in `history` (settings from the pair's
 /// config, else `[defaults]`) and record the check in the report.
-pub fn apply_drift(config: &Config, history: &[crate::ledger::LedgerRun], report: &mut Report) {
+pub fn apply_drift(config: &Config, history: &[LedgerRun], report: &mut Report) {
     let (n, band) = match config.pairs.iter().find(|p| p.name == report.pair) {
         Some(p) => p.drift_settings(&config.defaults),
         None => defaults_settings(&config.defaults),
     };
     crate::drift::apply(report, history, n, &band);
-}
-
-/// Compare every report with its pair's baseline in the ledger under `root` and
-/// record the check in the report. Returns the ledger objects that could not be read.
-pub async fn check_drift(
-    storage: &Storage,
-    root: &str,
-    config: &Config,
-    reports: &mut [Report],
-) -> Result<Vec<LedgerProblem>> {
-    let (runs, problems) = load_history(storage, root).await?;
-    for report in reports.iter_mut() {
-        apply_drift(config, &runs, report);
-    }
-    Ok(problems)
 }
 
 fn defaults_settings(d: &Defaults) -> (usize, crate::config::Limit) {
@@ -82,12 +83,15 @@ pub fn athena_manifest_uri(loc: &ReportLocation) -> String {
 }
 
 /// Append the run to the ledger under `root`, write the Athena manifests and
-/// regenerate the dashboard. `reports` and `locations` are of one run, in order.
+/// regenerate the dashboard. `reports` and `locations` are of one run, in order;
+/// `history` is the history loaded for it (the dashboard reads only the ledger
+/// objects written since).
 pub async fn record_run(
     storage: &Storage,
     root: &str,
     reports: &[Report],
     locations: &[ReportLocation],
+    history: History,
 ) -> Result<Recorded> {
     let ledger_uri = append_run(storage, root, reports, locations).await?;
     for loc in locations {
@@ -97,7 +101,7 @@ pub async fn record_run(
             .put(&uri, Bytes::from(format!("{}\n", loc.diff_rows)))
             .await?;
     }
-    let dashboard = write_dashboard(storage, root).await?;
+    let dashboard = write_dashboard(storage, root, history.ledger, Some(&ledger_uri)).await?;
     Ok(Recorded {
         ledger_uri,
         dashboard,

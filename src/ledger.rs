@@ -6,11 +6,13 @@
 //! objects through the `recon_ledger` Glue table of `infra/template.yaml`, whose
 //! columns are [`schema`]'s (keep both in step).
 //!
-//! [`read_ledger`] lists and decodes every object. An object that cannot be read is
-//! reported in [`LedgerRead::problems`] and skipped, so one bad object never hides
-//! the rest of the history; an object of an unknown ledger version is such a problem,
-//! with a message naming the version.
+//! [`read_ledger`] lists and decodes every object, several at once; [`refresh_ledger`]
+//! brings an earlier read up to date, decoding only the objects it has not seen. An
+//! object that cannot be read is reported in [`LedgerRead::problems`] and skipped, so
+//! one bad object never hides the rest of the history; an object of an unknown ledger
+//! version is such a problem, with a message naming the version.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use arrow::array::{
@@ -19,6 +21,7 @@ use arrow::array::{
 };
 use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
 use bytes::Bytes;
+use futures::StreamExt;
 use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::basic::{Compression, ZstdLevel};
@@ -421,7 +424,23 @@ pub struct LedgerRead {
     pub rows: Vec<LedgerRow>,
     /// Objects skipped, with the reason.
     pub problems: Vec<LedgerProblem>,
+    /// Every object read or skipped, by URI, with the runs its rows are of: what
+    /// [`refresh_ledger`] need not read again.
+    pub objects: BTreeMap<String, BTreeSet<String>>,
 }
+
+impl LedgerRead {
+    /// Forget an object: its problem and the rows of its runs.
+    fn forget(&mut self, uri: &str) {
+        let runs = self.objects.remove(uri).unwrap_or_default();
+        self.problems.retain(|p| p.uri != uri);
+        self.rows.retain(|r| !runs.contains(&r.run_id));
+    }
+}
+
+/// Ledger objects fetched at once: an S3 ledger's reads overlap instead of paying
+/// one round trip after another.
+const READS_IN_FLIGHT: usize = 16;
 
 /// List every object under `<root>/<dir>/` whose name ends in `ext` (a folder that
 /// does not exist yet is empty). Shared by the ledger and resolution readers.
@@ -448,22 +467,64 @@ pub(crate) async fn list_objects(
 /// Read the whole ledger under `root`. Objects that cannot be listed are an error;
 /// objects that cannot be read or decoded are reported in the result and skipped.
 pub async fn read_ledger(storage: &Storage, root: &str) -> Result<LedgerRead> {
+    refresh_ledger(storage, root, LedgerRead::default(), None).await
+}
+
+/// `known`, an earlier read of the ledger under `root`, brought up to date with one
+/// listing: objects listed now and not known are read, known objects no longer
+/// listed are forgotten, and `rewritten` (an object written since, such as the run's
+/// own) is read again. The result is what [`read_ledger`] would read now, without
+/// decoding again the objects read before.
+pub async fn refresh_ledger(
+    storage: &Storage,
+    root: &str,
+    mut known: LedgerRead,
+    rewritten: Option<&str>,
+) -> Result<LedgerRead> {
     let files = list_objects(storage, root, LEDGER_DIR, ".parquet").await?;
-    let mut out = LedgerRead::default();
-    for f in files {
-        let store = storage.for_uri(&f.uri)?;
-        match store.get(&f.uri).await.and_then(|d| decode(d, &f.uri)) {
-            Ok(rows) => out.rows.extend(rows),
+    let listed: BTreeSet<&str> = files.iter().map(|f| f.uri.as_str()).collect();
+    let gone: Vec<String> = known
+        .objects
+        .keys()
+        .filter(|uri| !listed.contains(uri.as_str()) || Some(uri.as_str()) == rewritten)
+        .cloned()
+        .collect();
+    for uri in &gone {
+        known.forget(uri);
+    }
+    let new: Vec<String> = files
+        .into_iter()
+        .map(|f| f.uri)
+        .filter(|uri| !known.objects.contains_key(uri))
+        .collect();
+    let mut reads = futures::stream::iter(new)
+        .map(|uri| async move {
+            let read = async {
+                let data = storage.for_uri(&uri)?.get(&uri).await?;
+                decode(data, &uri)
+            };
+            let result = read.await;
+            (uri, result)
+        })
+        .buffered(READS_IN_FLIGHT);
+    while let Some((uri, result)) = reads.next().await {
+        let mut runs = BTreeSet::new();
+        match result {
+            Ok(rows) => {
+                runs.extend(rows.iter().map(|r| r.run_id.clone()));
+                known.rows.extend(rows);
+            }
             Err(e) => {
-                tracing::warn!(object = %f.uri, error = %e, "ledger object skipped");
-                out.problems.push(LedgerProblem {
-                    uri: f.uri.clone(),
+                tracing::warn!(object = %uri, error = %e, "ledger object skipped");
+                known.problems.push(LedgerProblem {
+                    uri: uri.clone(),
                     error: e.to_string(),
                 });
             }
         }
+        known.objects.insert(uri, runs);
     }
-    out.rows.sort_by(|a, b| {
+    known.rows.sort_by(|a, b| {
         (&a.run_time, &a.run_id, &a.pair, &a.partition).cmp(&(
             &b.run_time,
             &b.run_id,
@@ -471,7 +532,7 @@ pub async fn read_ledger(storage: &Storage, root: &str) -> Result<LedgerRead> {
             &b.partition,
         ))
     });
-    Ok(out)
+    Ok(known)
 }
 
 /// One pair in one run, summed over its partitions.

@@ -525,8 +525,8 @@ impl Pipeline {
         // The pair's own history (the ledger under the bucket root) for drift.
         let root = self.uri("");
         let root = root.trim_end_matches('/').to_string();
-        let (history, problems) = crate::history::load_history(&self.storage, &root).await?;
-        for p in &problems {
+        let history = crate::history::load_history(&self.storage, &root).await?;
+        for p in history.problems() {
             tracing::warn!(problem = ?p, "ledger object skipped");
         }
         let mut written: Vec<(Report, ReportLocation)> = Vec::new();
@@ -558,7 +558,7 @@ impl Pipeline {
                 defaults: plan.defaults.clone(),
                 pairs: vec![plan.pair.clone()],
             };
-            crate::history::apply_drift(&config, &history, &mut report);
+            crate::history::apply_drift(&config, &history.runs, &mut report);
             let run = PairRun { report, partials };
             let loc = write_report(&self.storage, &self.uri("reports"), &run).await?;
             written.push((run.report, loc));
@@ -568,7 +568,8 @@ impl Pipeline {
         let (all_reports, all_locations): (Vec<Report>, Vec<ReportLocation>) =
             written.iter().cloned().unzip();
         let recorded =
-            crate::history::record_run(&self.storage, &root, &all_reports, &all_locations).await?;
+            crate::history::record_run(&self.storage, &root, &all_reports, &all_locations, history)
+                .await?;
         let refs: Vec<(&Report, &ReportLocation)> = written.iter().map(|(r, l)| (r, l)).collect();
         let alert = Alert::for_reports(&refs).with_dashboard(&recorded.dashboard.index);
         let reports: Vec<PairOutcome> = written

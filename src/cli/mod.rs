@@ -23,7 +23,7 @@ use diff::DiffPair;
 
 use glue_recon::budget::MemoryBudget;
 use glue_recon::config::{Config, PairConfig};
-use glue_recon::history::{apply_drift, load_history, record_run};
+use glue_recon::history::{History, apply_drift, load_history, record_run};
 use glue_recon::report::Status;
 use glue_recon::runner::{RunOptions, run_pair_full, write_report};
 
@@ -246,13 +246,17 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
                 glue_recon::dashboard::duration(record.time_to_resolve_seconds)
             );
             out!("record: {uri}");
-            let dash = glue_recon::dashboard::write_dashboard(&storage, &out).await?;
+            let dash =
+                glue_recon::dashboard::write_dashboard(&storage, &out, Default::default(), None)
+                    .await?;
             print_dashboard(&dash);
             Ok(ExitCode::SUCCESS)
         }
         Command::Dashboard { out } => {
             let storage = storage_for(&out).await;
-            let dash = glue_recon::dashboard::write_dashboard(&storage, &out).await?;
+            let dash =
+                glue_recon::dashboard::write_dashboard(&storage, &out, Default::default(), None)
+                    .await?;
             print_dashboard(&dash);
             Ok(ExitCode::SUCCESS)
         }
@@ -273,6 +277,38 @@ async fn storage_for(root: &str) -> glue_recon::storage::Storage {
         glue_recon::aws::storage(&glue_recon::aws::load_config(env!("CARGO_PKG_NAME")).await)
     } else {
         RunOptions::local().storage
+    }
+}
+
+/// The ledger history of a run, read in a task of its own while the first pair is
+/// reconciled (the history is needed only once a pair's report is built).
+struct PendingHistory {
+    reading: Option<tokio::task::JoinHandle<glue_recon::error::Result<History>>>,
+    read: History,
+}
+
+impl PendingHistory {
+    fn start(storage: &glue_recon::storage::Storage, root: &str) -> Self {
+        let (storage, root) = (storage.clone(), root.to_string());
+        let reading = tokio::spawn(async move { load_history(&storage, &root).await });
+        PendingHistory {
+            reading: Some(reading),
+            read: History::default(),
+        }
+    }
+
+    /// The history, waiting for the read the first time; warns of the ledger objects
+    /// that could not be read.
+    async fn get(&mut self) -> anyhow::Result<&mut History> {
+        if let Some(task) = self.reading.take() {
+            self.read = task
+                .await
+                .map_err(|e| anyhow::anyhow!("reading the ledger: {e}"))??;
+            for p in self.read.problems() {
+                eprintln!("warning: skipped ledger object {}: {}", p.uri, p.error);
+            }
+        }
+        Ok(&mut self.read)
     }
 }
 
@@ -317,15 +353,12 @@ async fn run_pairs(
     let mut reports = Vec::new();
     let mut locations = Vec::new();
     let mut failed_to_run = false;
-    let (history, problems) = load_history(&opts.storage, &root).await?;
-    for p in &problems {
-        eprintln!("warning: skipped ledger object {}: {}", p.uri, p.error);
-    }
+    let mut history = PendingHistory::start(&opts.storage, &root);
     for pair in &pairs {
         bar.start_pair(&pair.name);
         match run_pair_full(pair, &config.defaults, &opts).await {
             Ok(mut run) => {
-                apply_drift(config, &history, &mut run.report);
+                apply_drift(config, &history.get().await?.runs, &mut run.report);
                 let loc = write_report(&opts.storage, &root, &run).await?;
                 bar.finish();
                 worst = worst.max(run.report.status);
@@ -344,7 +377,8 @@ async fn run_pairs(
     }
     let mut dashboard = None;
     if !reports.is_empty() {
-        let recorded = record_run(&opts.storage, &root, &reports, &locations).await?;
+        let history = std::mem::take(history.get().await?);
+        let recorded = record_run(&opts.storage, &root, &reports, &locations, history).await?;
         if !output.quiet && !output.json {
             out!("ledger: {}", recorded.ledger_uri);
             print_dashboard(&recorded.dashboard);

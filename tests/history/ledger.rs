@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use glue_recon::ledger::{LedgerRow, append_run, read_ledger};
+use glue_recon::ledger::{LedgerRow, append_run, read_ledger, refresh_ledger};
 use glue_recon::report::{Report, Status};
 use glue_recon::runner::{ReportLocation, report_dir};
 use glue_recon::storage::Storage;
@@ -317,18 +317,7 @@ async fn a_retried_run_writes_the_same_ledger_key() {
     sample(&dir.join("b"), 8, 0.0);
     let config = two_pair_config(dir);
     let (_, reports) = run_cli(&config, &out);
-    let locations: Vec<ReportLocation> = reports
-        .iter()
-        .map(|r| {
-            let d = report_dir(root, &r.pair, &r.run_id);
-            ReportLocation {
-                json: Storage::join(&d, "report.json"),
-                html: Storage::join(&d, "report.html"),
-                diff_rows: Storage::join(&d, "diffs.parquet"),
-                dir: d,
-            }
-        })
-        .collect();
+    let locations = locations_of(root, &reports);
     let before = snapshot(&out.join("ledger"));
     assert_eq!(before.len(), 1);
     let storage = Storage::local_only();
@@ -343,4 +332,88 @@ async fn a_retried_run_writes_the_same_ledger_key() {
         before.values().next().unwrap().0,
         "same rows, same bytes"
     );
+}
+
+/// The report locations `run_cli`'s reports were written to under `root`.
+fn locations_of(root: &str, reports: &[Report]) -> Vec<ReportLocation> {
+    reports
+        .iter()
+        .map(|r| {
+            let d = report_dir(root, &r.pair, &r.run_id);
+            ReportLocation {
+                json: Storage::join(&d, "report.json"),
+                html: Storage::join(&d, "report.html"),
+                diff_rows: Storage::join(&d, "diffs.parquet"),
+                dir: d,
+            }
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_refreshed_ledger_read_equals_a_new_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let out = dir.join("out");
+    let root = out.to_str().unwrap();
+    sample(&dir.join("a"), 9, 0.001);
+    sample(&dir.join("b"), 10, 0.0);
+    let config = two_pair_config(dir);
+    let (_, run1) = run_cli(&config, &out);
+    let (_, run2) = run_cli(&config, &out);
+    let storage = Storage::local_only();
+    let known = read_ledger(&storage, root).await.unwrap();
+    assert_eq!(known.objects.len(), 2);
+
+    // Since the read: a run is added, the first run's object is deleted, the second
+    // run's object is written again with other rows, and a broken object appears.
+    let (_, run3) = run_cli(&config, &out);
+    let object = |r: &Report| {
+        out.join(format!(
+            "ledger/run_date={}/{}.parquet",
+            &r.started_at[..10],
+            r.run_id
+        ))
+    };
+    std::fs::remove_file(object(&run1[0])).unwrap();
+    let mut changed = run2.clone();
+    for r in &mut changed {
+        r.status = Status::Fail;
+    }
+    let rewritten = append_run(&storage, root, &changed, &locations_of(root, &changed))
+        .await
+        .unwrap();
+    let broken = out.join("ledger/run_date=2024-01-01/broken.parquet");
+    std::fs::create_dir_all(broken.parent().unwrap()).unwrap();
+    std::fs::write(&broken, b"PAR1 not really").unwrap();
+
+    let fresh = read_ledger(&storage, root).await.unwrap();
+    let refreshed = refresh_ledger(&storage, root, known, Some(&rewritten))
+        .await
+        .unwrap();
+    assert_eq!(refreshed.rows, fresh.rows);
+    assert_eq!(refreshed.problems, fresh.problems);
+    assert_eq!(refreshed.objects, fresh.objects);
+    // What the rows say: run 1 gone, run 2 rewritten, run 3 and the broken object new.
+    assert!(!refreshed.rows.iter().any(|r| r.run_id == run1[0].run_id));
+    let run2_rows: Vec<_> = refreshed
+        .rows
+        .iter()
+        .filter(|r| r.run_id == run2[0].run_id)
+        .collect();
+    assert!(!run2_rows.is_empty() && run2_rows.iter().all(|r| r.status == "FAIL"));
+    for r in &run3 {
+        assert_rows_match(&refreshed.rows, r);
+    }
+    assert_eq!(refreshed.problems.len(), 1);
+    assert!(refreshed.problems[0].uri.ends_with("broken.parquet"));
+
+    // Known objects are not read again: spoiling one after it was read changes
+    // nothing in the next refresh.
+    std::fs::write(object(&run3[0]), b"PAR1 spoiled").unwrap();
+    let again = refresh_ledger(&storage, root, refreshed.clone(), None)
+        .await
+        .unwrap();
+    assert_eq!(again.rows, refreshed.rows);
+    assert_eq!(again.problems, refreshed.problems);
 }

@@ -46,16 +46,16 @@ async fn ledger_and_dashboard_on_moto_s3() {
         std::thread::sleep(std::time::Duration::from_millis(1100));
         let mut opts = RunOptions::local();
         opts.storage = storage.clone();
-        let (history, problems) = load_history(&storage, &root).await.unwrap();
-        assert!(problems.is_empty(), "{problems:?}");
+        let history = load_history(&storage, &root).await.unwrap();
+        assert!(history.problems().is_empty(), "{:?}", history.problems());
         let (mut reports, mut locations) = (Vec::new(), Vec::new());
         for pair in &config.pairs {
             let mut run = run_pair_full(pair, &config.defaults, &opts).await.unwrap();
-            apply_drift(&config, &history, &mut run.report);
+            apply_drift(&config, &history.runs, &mut run.report);
             locations.push(write_report(&storage, &root, &run).await.unwrap());
             reports.push(run.report);
         }
-        let recorded = record_run(&storage, &root, &reports, &locations)
+        let recorded = record_run(&storage, &root, &reports, &locations, history)
             .await
             .unwrap();
         assert!(
