@@ -477,6 +477,7 @@ impl Pipeline {
             progress: Arc::new(NoProgress),
             retain: self.retain.clone(),
             index: self.index.clone(),
+            turns: Default::default(),
         };
         let partial = runner.run(&item.item).await;
         let key = partial_key(&item.run_id, &item.item.item_id);

@@ -239,6 +239,7 @@ pub async fn run_pair_full(
         progress: opts.progress.clone(),
         retain: opts.retain.clone(),
         index: opts.index.clone(),
+        turns: Default::default(),
     };
     let partials = run_items(&runner, &prepared.items, opts.item_concurrency).await;
     let report = build_report(
