@@ -430,11 +430,21 @@ pub struct LedgerRead {
 }
 
 impl LedgerRead {
-    /// Forget an object: its problem and the rows of its runs.
-    fn forget(&mut self, uri: &str) {
-        let runs = self.objects.remove(uri).unwrap_or_default();
-        self.problems.retain(|p| p.uri != uri);
-        self.rows.retain(|r| !runs.contains(&r.run_id));
+    /// Forget objects: their problems and the rows of their runs. Rows are known by
+    /// run, so an object that shares a run with a forgotten one is forgotten too (and
+    /// read again by [`refresh_ledger`]).
+    fn forget(&mut self, mut uris: Vec<String>) {
+        while let Some(uri) = uris.pop() {
+            let runs = self.objects.remove(&uri).unwrap_or_default();
+            self.problems.retain(|p| p.uri != uri);
+            self.rows.retain(|r| !runs.contains(&r.run_id));
+            uris.extend(
+                self.objects
+                    .iter()
+                    .filter(|(_, other)| !other.is_disjoint(&runs))
+                    .map(|(u, _)| u.clone()),
+            );
+        }
     }
 }
 
@@ -489,9 +499,7 @@ pub async fn refresh_ledger(
         .filter(|uri| !listed.contains(uri.as_str()) || Some(uri.as_str()) == rewritten)
         .cloned()
         .collect();
-    for uri in &gone {
-        known.forget(uri);
-    }
+    known.forget(gone);
     let new: Vec<String> = files
         .into_iter()
         .map(|f| f.uri)

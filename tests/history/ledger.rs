@@ -365,8 +365,8 @@ async fn a_refreshed_ledger_read_equals_a_new_read() {
     let known = read_ledger(&storage, root).await.unwrap();
     assert_eq!(known.objects.len(), 2);
 
-    // Since the read: a run is added, the first run's object is deleted, the second
-    // run's object is written again with other rows, and a broken object appears.
+    // Since the read: a run is added, and a copy of the second run's object under
+    // another name; a refresh reads both.
     let (_, run3) = run_cli(&config, &out);
     let object = |r: &Report| {
         out.join(format!(
@@ -375,16 +375,22 @@ async fn a_refreshed_ledger_read_equals_a_new_read() {
             r.run_id
         ))
     };
+    let copy = out.join("ledger/run_date=2024-01-01/copy.parquet");
+    std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+    std::fs::copy(object(&run2[0]), &copy).unwrap();
+    let known = refresh_ledger(&storage, root, known, None).await.unwrap();
+    assert_eq!(known.objects.len(), 4);
+    // Then the first run's object is deleted, the second run's is written again with
+    // other rows (its copy keeps the old ones), and a broken object appears.
     std::fs::remove_file(object(&run1[0])).unwrap();
     let mut changed = run2.clone();
     for r in &mut changed {
-        r.status = Status::Fail;
+        r.trigger = "rewritten".into();
     }
     let rewritten = append_run(&storage, root, &changed, &locations_of(root, &changed))
         .await
         .unwrap();
     let broken = out.join("ledger/run_date=2024-01-01/broken.parquet");
-    std::fs::create_dir_all(broken.parent().unwrap()).unwrap();
     std::fs::write(&broken, b"PAR1 not really").unwrap();
 
     let fresh = read_ledger(&storage, root).await.unwrap();
@@ -401,7 +407,16 @@ async fn a_refreshed_ledger_read_equals_a_new_read() {
         .iter()
         .filter(|r| r.run_id == run2[0].run_id)
         .collect();
-    assert!(!run2_rows.is_empty() && run2_rows.iter().all(|r| r.status == "FAIL"));
+    // As many rewritten rows as copied ones: the copy shares the run, and a refresh
+    // that forgot the run's rows must read the copy again too.
+    let rewritten_rows = run2_rows
+        .iter()
+        .filter(|r| r.trigger == "rewritten")
+        .count();
+    assert!(
+        rewritten_rows > 0 && rewritten_rows * 2 == run2_rows.len(),
+        "{run2_rows:?}"
+    );
     for r in &run3 {
         assert_rows_match(&refreshed.rows, r);
     }
