@@ -258,17 +258,28 @@ pub async fn write_resolution(storage: &Storage, root: &str, r: &Resolution) -> 
     Ok(uri)
 }
 
-/// Resolve: read the ledger, check the request, append the record. Returns it and
-/// its URI.
-pub async fn resolve(
-    storage: &Storage,
-    root: &str,
-    req: &ResolveRequest,
-) -> Result<(Resolution, String)> {
+/// What [`resolve`] did.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    /// The record appended.
+    pub record: Resolution,
+    /// Its URI.
+    pub uri: String,
+    /// The ledger as read to check the request: the dashboard refreshes it
+    /// ([`crate::ledger::refresh_ledger`]) instead of reading it again.
+    pub ledger: crate::ledger::LedgerRead,
+}
+
+/// Resolve: read the ledger, check the request, append the record.
+pub async fn resolve(storage: &Storage, root: &str, req: &ResolveRequest) -> Result<Resolved> {
     let ledger = crate::ledger::read_ledger(storage, root).await?;
     let record = prepare(req, &ledger.rows, &crate::report::now_rfc3339())?;
     let uri = write_resolution(storage, root, &record).await?;
-    Ok((record, uri))
+    Ok(Resolved {
+        record,
+        uri,
+        ledger,
+    })
 }
 
 /// Open findings of one pair: its latest run, per partition.

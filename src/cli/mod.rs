@@ -236,7 +236,11 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
                 by,
                 note,
             };
-            let (record, uri) = glue_recon::resolution::resolve(&storage, &out, &req).await?;
+            let glue_recon::resolution::Resolved {
+                record,
+                uri,
+                ledger,
+            } = glue_recon::resolution::resolve(&storage, &out, &req).await?;
             out!(
                 "resolved {} finding(s) of {} run {} (open since {}, {})",
                 record.findings,
@@ -246,9 +250,7 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
                 glue_recon::dashboard::duration(record.time_to_resolve_seconds)
             );
             out!("record: {uri}");
-            let dash =
-                glue_recon::dashboard::write_dashboard(&storage, &out, Default::default(), None)
-                    .await?;
+            let dash = glue_recon::dashboard::write_dashboard(&storage, &out, ledger, None).await?;
             print_dashboard(&dash);
             Ok(ExitCode::SUCCESS)
         }
