@@ -3,6 +3,7 @@
 mod bad_input;
 mod cli;
 mod config;
+mod file_layouts;
 mod findings;
 mod fixtures;
 mod hash_vectors;

@@ -1,0 +1,390 @@
+//! The same values in every file layout a Parquet writer may choose reconcile clean:
+//! page versions 1 and 2, every compression codec, dictionary pages that fall back to
+//! plain ones within a column chunk, delta and byte-stream-split encodings, pages of a
+//! few rows, and Spark's legacy INT96 timestamps. A changed value in each layout is
+//! still found, so "clean" is not "blind".
+
+use std::fs::File;
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow::array::*;
+use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{BrotliLevel, Compression, Encoding, GzipLevel, ZstdLevel};
+use parquet::data_type::{Int64Type, Int96, Int96Type};
+use parquet::file::properties::{WriterProperties, WriterVersion};
+use parquet::file::reader::{FileReader, SerializedFileReader};
+use parquet::file::writer::SerializedFileWriter;
+use parquet::schema::parser::parse_message_type;
+use parquet::schema::types::ColumnPath;
+
+use super::fixtures::*;
+use glue_recon::partial::FindingKind;
+
+const ROWS: usize = 3000;
+
+/// Rows of every common type, with NULLs, '' and NULL, NaN and -0.0, repeated values
+/// (so dictionaries pay) and a text column of a distinct value a row (so a small
+/// dictionary page limit makes the writer fall back to plain pages mid-chunk).
+/// `changed` alters the values of that row.
+fn table(changed: Option<usize>) -> RecordBatch {
+    let n = ROWS as i64;
+    let bump = |i: i64| i64::from(changed == Some(i as usize));
+    let text = |i: i64| match i % 13 {
+        0 => None,
+        1 => Some(String::new()),
+        _ => Some(format!("état {} {}", i % 40, "x".repeat((i % 20) as usize))),
+    };
+    let float = |i: i64| match i % 17 {
+        0 => None,
+        1 => Some(f64::NAN),
+        2 => Some(-0.0),
+        _ => Some(i as f64 / 7.0),
+    };
+    let mut note: Vec<Option<String>> = (0..n).map(text).collect();
+    let mut price: Vec<Option<f64>> = (0..n).map(float).collect();
+    if let Some(row) = changed {
+        note[row] = Some("changed".into());
+        price[row] = Some(-1.5);
+    }
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("qty", DataType::Int32, true),
+        Field::new("note", DataType::Utf8, true),
+        Field::new("email", DataType::Utf8, false),
+        Field::new("price", DataType::Float64, true),
+        Field::new("ratio", DataType::Float32, true),
+        Field::new("amount", DataType::Decimal128(12, 2), true),
+        Field::new("big", DataType::Decimal128(30, 4), true),
+        Field::new("day", DataType::Date32, true),
+        Field::new(
+            "at",
+            DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+            true,
+        ),
+        Field::new("flag", DataType::Boolean, true),
+        Field::new("raw", DataType::Binary, true),
+    ]));
+    let columns: Vec<ArrayRef> = vec![
+        arr(Int64Array::from_iter_values(0..n)),
+        arr(Int32Array::from_iter((0..n).map(|i| {
+            (i % 11 != 0).then_some((i % 50) as i32 + bump(i) as i32)
+        }))),
+        arr(StringArray::from(note)),
+        arr(StringArray::from_iter_values(
+            (0..n).map(|i| format!("user{}@example.com", i * 7919 + bump(i))),
+        )),
+        arr(Float64Array::from(price)),
+        arr(Float32Array::from_iter(
+            (0..n).map(|i| (i % 7 != 0).then_some(i as f32 / 3.0)),
+        )),
+        arr(Decimal128Array::from_iter(
+            (0..n).map(|i| (i % 5 != 0).then_some(i128::from(i * 1001 % 99_999 + bump(i)))),
+        )
+        .with_precision_and_scale(12, 2)
+        .unwrap()),
+        arr(Decimal128Array::from_iter(
+            (0..n).map(|i| Some(i128::from(i) * 10_i128.pow(20) + i128::from(bump(i)))),
+        )
+        .with_precision_and_scale(30, 4)
+        .unwrap()),
+        arr(Date32Array::from_iter(
+            (0..n).map(|i| (i % 9 != 0).then_some(19_000 + (i % 400) as i32)),
+        )),
+        arr(TimestampMicrosecondArray::from_iter(
+            (0..n).map(|i| Some(1_700_000_000_000_000 + i * 1_000_003 + bump(i))),
+        )
+        .with_timezone("UTC")),
+        arr(BooleanArray::from_iter(
+            (0..n).map(|i| (i % 3 != 0).then_some((i + bump(i)) % 2 == 0)),
+        )),
+        arr(BinaryArray::from_iter((0..n).map(|i| {
+            (i % 19 != 0).then(|| vec![(i % 256) as u8, 0, 255, bump(i) as u8])
+        }))),
+    ];
+    RecordBatch::try_new(schema, columns).unwrap()
+}
+
+/// Write `batch` with the writer settings `props`.
+fn write_with(path: &Path, batch: &RecordBatch, props: WriterProperties) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let file = File::create(path).unwrap();
+    let mut writer = ArrowWriter::try_new(file, batch.schema(), Some(props)).unwrap();
+    writer.write(batch).unwrap();
+    writer.close().unwrap();
+}
+
+/// Per column of [`table`], the encodings a writer may use without a dictionary.
+fn column_encodings(
+    mut b: parquet::file::properties::WriterPropertiesBuilder,
+    pairs: &[(&str, Encoding)],
+) -> parquet::file::properties::WriterPropertiesBuilder {
+    for (column, encoding) in pairs {
+        b = b
+            .set_column_dictionary_enabled(ColumnPath::from(*column), false)
+            .set_column_encoding(ColumnPath::from(*column), *encoding);
+    }
+    b
+}
+
+/// A writer's settings, and encodings its files must then hold (column, encoding).
+struct Layout {
+    name: &'static str,
+    props: WriterProperties,
+    expect: &'static [(&'static str, Encoding)],
+}
+
+/// Named writer settings, each far from the arrow writer's defaults.
+fn layouts() -> Vec<Layout> {
+    let base = || WriterProperties::builder().set_max_row_group_row_count(Some(700));
+    let layouts = vec![
+        (
+            "v1 pages of 7 rows, gzip, dictionaries falling back to plain",
+            base()
+                .set_writer_version(WriterVersion::PARQUET_1_0)
+                .set_compression(Compression::GZIP(GzipLevel::default()))
+                .set_data_page_row_count_limit(7)
+                .set_write_batch_size(7)
+                .set_dictionary_page_size_limit(512)
+                .build(),
+            &[("note", Encoding::RLE_DICTIONARY)][..],
+        ),
+        (
+            "v2 pages, zstd, delta encodings",
+            column_encodings(
+                base()
+                    .set_writer_version(WriterVersion::PARQUET_2_0)
+                    .set_compression(Compression::ZSTD(ZstdLevel::default())),
+                &[
+                    ("id", Encoding::DELTA_BINARY_PACKED),
+                    ("qty", Encoding::DELTA_BINARY_PACKED),
+                    ("day", Encoding::DELTA_BINARY_PACKED),
+                    ("at", Encoding::DELTA_BINARY_PACKED),
+                    ("amount", Encoding::DELTA_BINARY_PACKED),
+                    ("note", Encoding::DELTA_BYTE_ARRAY),
+                    ("email", Encoding::DELTA_LENGTH_BYTE_ARRAY),
+                    ("raw", Encoding::DELTA_BYTE_ARRAY),
+                    ("big", Encoding::DELTA_BYTE_ARRAY),
+                ],
+            )
+            .build(),
+            &[
+                ("id", Encoding::DELTA_BINARY_PACKED),
+                ("note", Encoding::DELTA_BYTE_ARRAY),
+                ("email", Encoding::DELTA_LENGTH_BYTE_ARRAY),
+                ("big", Encoding::DELTA_BYTE_ARRAY),
+            ][..],
+        ),
+        (
+            "v2 pages, brotli, byte stream split",
+            column_encodings(
+                base()
+                    .set_writer_version(WriterVersion::PARQUET_2_0)
+                    .set_compression(Compression::BROTLI(BrotliLevel::default())),
+                &[
+                    ("price", Encoding::BYTE_STREAM_SPLIT),
+                    ("ratio", Encoding::BYTE_STREAM_SPLIT),
+                    ("qty", Encoding::BYTE_STREAM_SPLIT),
+                    ("id", Encoding::BYTE_STREAM_SPLIT),
+                ],
+            )
+            .build(),
+            &[
+                ("price", Encoding::BYTE_STREAM_SPLIT),
+                ("id", Encoding::BYTE_STREAM_SPLIT),
+            ][..],
+        ),
+        (
+            "lz4 raw, plain, no dictionary, small pages",
+            base()
+                .set_compression(Compression::LZ4_RAW)
+                .set_dictionary_enabled(false)
+                .set_data_page_size_limit(1024)
+                .build(),
+            &[("email", Encoding::PLAIN)][..],
+        ),
+        (
+            "hadoop lz4, one row group",
+            WriterProperties::builder()
+                .set_compression(Compression::LZ4)
+                .build(),
+            &[][..],
+        ),
+        (
+            "snappy, v2 pages, dictionaries falling back to plain",
+            base()
+                .set_writer_version(WriterVersion::PARQUET_2_0)
+                .set_compression(Compression::SNAPPY)
+                .set_dictionary_page_size_limit(256)
+                .build(),
+            &[("note", Encoding::RLE_DICTIONARY)][..],
+        ),
+    ];
+    layouts
+        .into_iter()
+        .map(|(name, props, expect)| Layout {
+            name,
+            props,
+            expect,
+        })
+        .collect()
+}
+
+/// Write `batch` as `lab`'s target in `layout`, checking the file is in that layout:
+/// its codec and the encodings it must hold (a setting a writer ignored would make
+/// the test prove nothing).
+fn write_target(lab: &Lab, batch: &RecordBatch, layout: &Layout) {
+    let path = lab.path("target/part-0.parquet");
+    write_with(&path, batch, layout.props.clone());
+    let meta = SerializedFileReader::new(File::open(&path).unwrap())
+        .unwrap()
+        .metadata()
+        .clone();
+    let codec = layout.props.compression(&ColumnPath::from("id"));
+    for group in meta.row_groups() {
+        for chunk in group.columns() {
+            assert_eq!(
+                chunk.compression(),
+                codec,
+                "{}: {:?}",
+                layout.name,
+                chunk.column_path()
+            );
+        }
+    }
+    for (column, encoding) in layout.expect {
+        let chunk = meta
+            .row_group(0)
+            .columns()
+            .iter()
+            .find(|c| c.column_path().string() == *column);
+        let found: Vec<Encoding> = chunk.expect("the column").encodings().collect();
+        assert!(
+            found.contains(encoding),
+            "{}: {column} is {found:?}, not {encoding:?}",
+            layout.name
+        );
+    }
+}
+
+#[test]
+fn every_writer_layout_of_the_same_values_reconciles_clean() {
+    for layout in layouts() {
+        let name = layout.name;
+        let lab = Lab::new();
+        lab.write_groups("source/part-0.parquet", &table(None), 1 << 20);
+        write_target(&lab, &table(None), &layout);
+        let run = lab.run(&["id"], "");
+        assert_eq!(run.report.totals.findings(), 0, "{name}: {:?}", diffs(&run));
+        assert_clean(&run, ROWS as u64);
+    }
+}
+
+#[test]
+fn a_changed_row_is_found_in_every_writer_layout() {
+    let row = 1234;
+    let every_column = [
+        "amount", "at", "big", "email", "flag", "note", "price", "qty", "raw",
+    ];
+    for layout in layouts() {
+        let name = layout.name;
+        let lab = Lab::new();
+        lab.write_groups("source/part-0.parquet", &table(None), 1 << 20);
+        write_target(&lab, &table(Some(row)), &layout);
+        let run = lab.run(&["id"], "");
+        assert_eq!(run.report.totals.mismatch, 1, "{name}: {:?}", diffs(&run));
+        assert_eq!(run.report.totals.matched, ROWS as u64 - 1, "{name}");
+        assert_eq!(keys(&run, FindingKind::Mismatch), vec![row.to_string()]);
+        let mut columns: Vec<String> = diffs(&run).into_iter().map(|d| d.1).collect();
+        columns.sort();
+        assert_eq!(columns, every_column, "{name}");
+    }
+}
+
+/// Write `id` and Spark's legacy INT96 timestamps (nanoseconds of the day and the
+/// Julian day) with the low-level writer, as Spark and older Glue jobs do.
+fn write_int96(path: &Path, ids: &[i64], micros: &[Option<i64>]) {
+    let schema =
+        parse_message_type("message spark_schema { required int64 id; optional int96 at; }")
+            .unwrap();
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let props = Arc::new(WriterProperties::builder().build());
+    let mut writer =
+        SerializedFileWriter::new(File::create(path).unwrap(), Arc::new(schema), props).unwrap();
+    let mut group = writer.next_row_group().unwrap();
+    let mut id_column = group.next_column().unwrap().unwrap();
+    id_column
+        .typed::<Int64Type>()
+        .write_batch(ids, None, None)
+        .unwrap();
+    id_column.close().unwrap();
+    const UNIX_EPOCH_JULIAN_DAY: i64 = 2_440_588;
+    const DAY_NANOS: i64 = 86_400_000_000_000;
+    let values: Vec<Int96> = micros
+        .iter()
+        .flatten()
+        .map(|us| {
+            let nanos = us * 1000;
+            let (day, of_day) = (nanos.div_euclid(DAY_NANOS), nanos.rem_euclid(DAY_NANOS));
+            let mut v = Int96::new();
+            v.set_data(
+                of_day as u32,
+                (of_day >> 32) as u32,
+                (day + UNIX_EPOCH_JULIAN_DAY) as u32,
+            );
+            v
+        })
+        .collect();
+    let levels: Vec<i16> = micros.iter().map(|m| i16::from(m.is_some())).collect();
+    let mut at_column = group.next_column().unwrap().unwrap();
+    at_column
+        .typed::<Int96Type>()
+        .write_batch(&values, Some(&levels), None)
+        .unwrap();
+    at_column.close().unwrap();
+    group.close().unwrap();
+    writer.close().unwrap();
+}
+
+#[test]
+fn spark_int96_timestamps_match_the_same_instants_in_microseconds() {
+    // Before the epoch, at it, within a day, across centuries; and NULL.
+    let mut micros: Vec<Option<i64>> = vec![
+        Some(-1),
+        Some(0),
+        Some(1),
+        Some(86_399_999_999),
+        Some(-2_208_988_800_000_000),
+        Some(4_102_444_800_123_456),
+        None,
+    ];
+    micros.extend((0..500).map(|i| Some(1_700_000_000_000_000 + i * 3_600_000_001)));
+    let ids: Vec<i64> = (0..micros.len() as i64).collect();
+    let micros_array = |values: &[Option<i64>]| {
+        arr(TimestampMicrosecondArray::from(values.to_vec()).with_timezone("UTC"))
+    };
+
+    let lab = Lab::new();
+    write_int96(&lab.path("source/part-0.parquet"), &ids, &micros);
+    let target = batch(vec![
+        ("id", arr(Int64Array::from(ids.clone()))),
+        ("at", micros_array(&micros)),
+    ]);
+    lab.write("target/part-0.parquet", &target);
+    assert_clean(&lab.run(&["id"], ""), ids.len() as u64);
+
+    // One microsecond off on one row, and a NULL where there was a value: both found.
+    let mut changed = micros.clone();
+    changed[3] = Some(86_399_999_998);
+    changed[10] = None;
+    let lab = Lab::new();
+    write_int96(&lab.path("source/part-0.parquet"), &ids, &micros);
+    let target = batch(vec![
+        ("id", arr(Int64Array::from(ids))),
+        ("at", micros_array(&changed)),
+    ]);
+    lab.write("target/part-0.parquet", &target);
+    let run = lab.run(&["id"], "");
+    assert_eq!(keys(&run, FindingKind::Mismatch), vec!["10", "3"]);
+}
