@@ -10,7 +10,6 @@ use std::sync::Arc;
 
 use arrow::array::*;
 use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
-use parquet::arrow::ArrowWriter;
 use parquet::basic::{BrotliLevel, Compression, Encoding, GzipLevel, ZstdLevel};
 use parquet::data_type::{Int64Type, Int96, Int96Type};
 use parquet::file::properties::{WriterProperties, WriterVersion};
@@ -106,15 +105,6 @@ fn table(changed: Option<usize>) -> RecordBatch {
     RecordBatch::try_new(schema, columns).unwrap()
 }
 
-/// Write `batch` with the writer settings `props`.
-fn write_with(path: &Path, batch: &RecordBatch, props: WriterProperties) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    let file = File::create(path).unwrap();
-    let mut writer = ArrowWriter::try_new(file, batch.schema(), Some(props)).unwrap();
-    writer.write(batch).unwrap();
-    writer.close().unwrap();
-}
-
 /// Per column of [`table`], the encodings a writer may use without a dictionary.
 fn column_encodings(
     mut b: parquet::file::properties::WriterPropertiesBuilder,
@@ -138,21 +128,21 @@ struct Layout {
 /// Named writer settings, each far from the arrow writer's defaults.
 fn layouts() -> Vec<Layout> {
     let base = || WriterProperties::builder().set_max_row_group_row_count(Some(700));
-    let layouts = vec![
-        (
-            "v1 pages of 7 rows, gzip, dictionaries falling back to plain",
-            base()
+    vec![
+        Layout {
+            name: "v1 pages of 7 rows, gzip, dictionaries falling back to plain",
+            props: base()
                 .set_writer_version(WriterVersion::PARQUET_1_0)
                 .set_compression(Compression::GZIP(GzipLevel::default()))
                 .set_data_page_row_count_limit(7)
                 .set_write_batch_size(7)
                 .set_dictionary_page_size_limit(512)
                 .build(),
-            &[("note", Encoding::RLE_DICTIONARY)][..],
-        ),
-        (
-            "v2 pages, zstd, delta encodings",
-            column_encodings(
+            expect: &[("note", Encoding::RLE_DICTIONARY)],
+        },
+        Layout {
+            name: "v2 pages, zstd, delta encodings",
+            props: column_encodings(
                 base()
                     .set_writer_version(WriterVersion::PARQUET_2_0)
                     .set_compression(Compression::ZSTD(ZstdLevel::default())),
@@ -169,16 +159,16 @@ fn layouts() -> Vec<Layout> {
                 ],
             )
             .build(),
-            &[
+            expect: &[
                 ("id", Encoding::DELTA_BINARY_PACKED),
                 ("note", Encoding::DELTA_BYTE_ARRAY),
                 ("email", Encoding::DELTA_LENGTH_BYTE_ARRAY),
                 ("big", Encoding::DELTA_BYTE_ARRAY),
-            ][..],
-        ),
-        (
-            "v2 pages, brotli, byte stream split",
-            column_encodings(
+            ],
+        },
+        Layout {
+            name: "v2 pages, brotli, byte stream split",
+            props: column_encodings(
                 base()
                     .set_writer_version(WriterVersion::PARQUET_2_0)
                     .set_compression(Compression::BROTLI(BrotliLevel::default())),
@@ -190,45 +180,37 @@ fn layouts() -> Vec<Layout> {
                 ],
             )
             .build(),
-            &[
+            expect: &[
                 ("price", Encoding::BYTE_STREAM_SPLIT),
                 ("id", Encoding::BYTE_STREAM_SPLIT),
-            ][..],
-        ),
-        (
-            "lz4 raw, plain, no dictionary, small pages",
-            base()
+            ],
+        },
+        Layout {
+            name: "lz4 raw, plain, no dictionary, small pages",
+            props: base()
                 .set_compression(Compression::LZ4_RAW)
                 .set_dictionary_enabled(false)
                 .set_data_page_size_limit(1024)
                 .build(),
-            &[("email", Encoding::PLAIN)][..],
-        ),
-        (
-            "hadoop lz4, one row group",
-            WriterProperties::builder()
+            expect: &[("email", Encoding::PLAIN)],
+        },
+        Layout {
+            name: "hadoop lz4, one row group",
+            props: WriterProperties::builder()
                 .set_compression(Compression::LZ4)
                 .build(),
-            &[][..],
-        ),
-        (
-            "snappy, v2 pages, dictionaries falling back to plain",
-            base()
+            expect: &[],
+        },
+        Layout {
+            name: "snappy, v2 pages, dictionaries falling back to plain",
+            props: base()
                 .set_writer_version(WriterVersion::PARQUET_2_0)
                 .set_compression(Compression::SNAPPY)
                 .set_dictionary_page_size_limit(256)
                 .build(),
-            &[("note", Encoding::RLE_DICTIONARY)][..],
-        ),
-    ];
-    layouts
-        .into_iter()
-        .map(|(name, props, expect)| Layout {
-            name,
-            props,
-            expect,
-        })
-        .collect()
+            expect: &[("note", Encoding::RLE_DICTIONARY)],
+        },
+    ]
 }
 
 /// Write `batch` as `lab`'s target in `layout`, checking the file is in that layout:
@@ -236,7 +218,7 @@ fn layouts() -> Vec<Layout> {
 /// the test prove nothing).
 fn write_target(lab: &Lab, batch: &RecordBatch, layout: &Layout) {
     let path = lab.path("target/part-0.parquet");
-    write_with(&path, batch, layout.props.clone());
+    write_parquet_with(&path, batch, layout.props.clone());
     let meta = SerializedFileReader::new(File::open(&path).unwrap())
         .unwrap()
         .metadata()
@@ -360,31 +342,22 @@ fn spark_int96_timestamps_match_the_same_instants_in_microseconds() {
         None,
     ];
     micros.extend((0..500).map(|i| Some(1_700_000_000_000_000 + i * 3_600_000_001)));
-    let ids: Vec<i64> = (0..micros.len() as i64).collect();
-    let micros_array = |values: &[Option<i64>]| {
-        arr(TimestampMicrosecondArray::from(values.to_vec()).with_timezone("UTC"))
+    // INT96 in the source, microseconds in the target.
+    let run_against = |target: &[Option<i64>]| {
+        let ids: Vec<i64> = (0..micros.len() as i64).collect();
+        let lab = Lab::new();
+        write_int96(&lab.path("source/part-0.parquet"), &ids, &micros);
+        let at = TimestampMicrosecondArray::from(target.to_vec()).with_timezone("UTC");
+        let target = batch(vec![("id", arr(Int64Array::from(ids))), ("at", arr(at))]);
+        lab.write("target/part-0.parquet", &target);
+        lab.run(&["id"], "")
     };
-
-    let lab = Lab::new();
-    write_int96(&lab.path("source/part-0.parquet"), &ids, &micros);
-    let target = batch(vec![
-        ("id", arr(Int64Array::from(ids.clone()))),
-        ("at", micros_array(&micros)),
-    ]);
-    lab.write("target/part-0.parquet", &target);
-    assert_clean(&lab.run(&["id"], ""), ids.len() as u64);
+    assert_clean(&run_against(&micros), micros.len() as u64);
 
     // One microsecond off on one row, and a NULL where there was a value: both found.
     let mut changed = micros.clone();
     changed[3] = Some(86_399_999_998);
     changed[10] = None;
-    let lab = Lab::new();
-    write_int96(&lab.path("source/part-0.parquet"), &ids, &micros);
-    let target = batch(vec![
-        ("id", arr(Int64Array::from(ids))),
-        ("at", micros_array(&changed)),
-    ]);
-    lab.write("target/part-0.parquet", &target);
-    let run = lab.run(&["id"], "");
+    let run = run_against(&changed);
     assert_eq!(keys(&run, FindingKind::Mismatch), vec!["10", "3"]);
 }

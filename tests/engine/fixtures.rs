@@ -41,10 +41,15 @@ pub fn batch(columns: Vec<(&str, ArrayRef)>) -> RecordBatch {
 
 /// Write `batch` as one Parquet file with at most `rows_per_group` rows per row group.
 pub fn write_parquet(path: &Path, batch: &RecordBatch, rows_per_group: usize) {
-    std::fs::create_dir_all(path.parent().expect("a file path")).unwrap();
     let props = WriterProperties::builder()
         .set_max_row_group_row_count(Some(rows_per_group.max(1)))
         .build();
+    write_parquet_with(path, batch, props);
+}
+
+/// Write `batch` as one Parquet file with the writer settings `props`.
+pub fn write_parquet_with(path: &Path, batch: &RecordBatch, props: WriterProperties) {
+    std::fs::create_dir_all(path.parent().expect("a file path")).unwrap();
     let mut writer =
         ArrowWriter::try_new(File::create(path).unwrap(), batch.schema(), Some(props)).unwrap();
     writer.write(batch).unwrap();
