@@ -32,6 +32,7 @@ pub mod history;
 pub mod html;
 pub mod index;
 pub mod ledger;
+pub mod parquet_forms;
 pub mod partial;
 pub mod partition_filter;
 pub mod pipeline;

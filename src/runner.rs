@@ -128,7 +128,7 @@ async fn table_schema(
         .buffered(FOOTER_CONCURRENCY);
     while let Some(opened) = footers.next().await {
         match opened {
-            Ok(opened) => union.add(&opened.file.file.uri, opened.meta.schema())?,
+            Ok(opened) => union.add(&opened.file.file.uri, &opened.schema)?,
             Err(e @ ReconError::CorruptParquet { .. }) => {
                 corrupt.get_or_insert(e);
             }

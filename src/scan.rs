@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
 use arrow::compute::cast;
-use arrow::datatypes::{DataType, Float64Type, Schema};
+use arrow::datatypes::{DataType, Float64Type, Schema, SchemaRef};
 use futures::{StreamExt, TryStreamExt};
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions, RowSelection};
@@ -15,6 +15,7 @@ use parquet::arrow::async_reader::ParquetRecordBatchStreamBuilder;
 use crate::canonical::{Encoder, StringRules, is_null_encoding};
 use crate::error::{ReconError, Result};
 use crate::index::{NullKeyRow, PartitionIndex, RowLoc};
+use crate::parquet_forms::{self, Form};
 use crate::plan::{CompareMode, ComparePlan, PlanColumn, Side};
 use crate::row_hasher::RowHasher;
 use crate::storage::ObjectStore;
@@ -62,8 +63,14 @@ fn corrupt(file: &str, e: parquet::errors::ParquetError) -> ReconError {
 pub struct OpenedFile {
     /// The file.
     pub file: TableFile,
-    /// Its Arrow metadata.
+    /// Its Arrow metadata (INTERVAL columns read as raw bytes: [`parquet_forms`]).
     pub meta: ArrowReaderMetadata,
+    /// Its Arrow schema as compared (top-level INTERVAL and UUID columns in their
+    /// compared types).
+    pub schema: SchemaRef,
+    /// The form of each top-level column of `meta`'s schema, when it is compared in
+    /// another.
+    pub forms: Vec<Option<Form>>,
     /// The same metadata with top-level strings and binaries read as views, which
     /// point into the decoded pages instead of copying every value: for hashing.
     pub view_meta: ArrowReaderMetadata,
@@ -101,10 +108,14 @@ pub async fn open_file(store: &dyn ObjectStore, file: &TableFile) -> Result<Open
     let meta = ArrowReaderMetadata::load_async(&mut reader, ArrowReaderOptions::new())
         .await
         .map_err(|e| corrupt(&file.file.uri, e))?;
+    let (meta, schema, forms) =
+        parquet_forms::read_as_compared(meta).map_err(|e| corrupt(&file.file.uri, e))?;
     Ok(OpenedFile {
         file: file.clone(),
         view_meta: with_views(&meta),
         meta,
+        schema,
+        forms,
     })
 }
 
@@ -116,13 +127,14 @@ pub fn file_schema(opened: &OpenedFile) -> Schema {
         .iter()
         .map(|(k, _)| k.clone())
         .collect();
-    crate::plan::with_partition_columns(opened.meta.schema(), &cols)
+    crate::plan::with_partition_columns(&opened.schema, &cols)
 }
 
 /// Where a plan column's values come from in one file.
 enum Source {
-    /// A top-level column of the file (index into the projected batch, by name).
-    Column(String),
+    /// A top-level column of the file (index into the projected batch, by name),
+    /// and the form it is read in when it is compared in another.
+    Column { name: String, form: Option<Form> },
     /// A partition value from the path.
     Partition(Option<String>),
     /// Neither: NULL on every row (schema evolution).
@@ -150,7 +162,10 @@ fn resolve(
         let name = c.name_on(side);
         if let Some(idx) = find_field(schema, name) {
             roots.push(idx);
-            sources.push(Source::Column(schema.field(idx).name().clone()));
+            sources.push(Source::Column {
+                name: schema.field(idx).name().clone(),
+                form: opened.forms[idx],
+            });
         } else if let Some((_, v)) = opened
             .file
             .partition
@@ -212,11 +227,12 @@ fn prepare_batch(
     let mut constants = Vec::with_capacity(columns.len());
     for (c, s) in columns.iter().zip(sources) {
         match s {
-            Source::Column(name) => {
-                let a = batch
-                    .column_by_name(name)
-                    .expect("projected column")
-                    .clone();
+            Source::Column { name, form } => {
+                let a = batch.column_by_name(name).expect("projected column");
+                let a = match form {
+                    Some(form) => form.convert(a),
+                    None => a.clone(),
+                };
                 arrays.push(Some(prepare(&a, c.mode, &c.name)?));
                 raw.push(Some(a));
                 constants.push(None);
@@ -533,7 +549,9 @@ fn batch_rows(
                 match (&formatters[i], &prepared.constants[i]) {
                     (Some(f), _) => Some(f.value(r).to_string()),
                     (None, Some(v)) => v.clone(),
-                    _ => None,
+                    // No formatter for the type: the value as its canonical bytes
+                    // read back, never as NULL.
+                    _ => crate::canonical::display(&b),
                 }
             };
             canonical.push(b);

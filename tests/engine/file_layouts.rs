@@ -1,8 +1,8 @@
 //! The same values in every file layout a Parquet writer may choose reconcile clean:
 //! page versions 1 and 2, every compression codec, dictionary pages that fall back to
 //! plain ones within a column chunk, delta and byte-stream-split encodings, pages of a
-//! few rows, and Spark's legacy INT96 timestamps. A changed value in each layout is
-//! still found, so "clean" is not "blind".
+//! few rows, Spark's legacy INT96 timestamps, and DuckDB's INTERVALs and UUIDs. A
+//! changed value in each layout is still found, so "clean" is not "blind".
 
 use std::fs::File;
 use std::path::Path;
@@ -11,7 +11,7 @@ use std::sync::Arc;
 use arrow::array::*;
 use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
 use parquet::basic::{BrotliLevel, Compression, Encoding, GzipLevel, ZstdLevel};
-use parquet::data_type::{Int64Type, Int96, Int96Type};
+use parquet::data_type::{FixedLenByteArray, FixedLenByteArrayType, Int64Type, Int96, Int96Type};
 use parquet::file::properties::{WriterProperties, WriterVersion};
 use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::file::writer::SerializedFileWriter;
@@ -360,4 +360,153 @@ fn spark_int96_timestamps_match_the_same_instants_in_microseconds() {
     changed[10] = None;
     let run = run_against(&changed);
     assert_eq!(keys(&run, FindingKind::Mismatch), vec!["10", "3"]);
+}
+
+/// Write `id` and one fixed-length byte array column `v` declared as `decl` (e.g.
+/// `fixed_len_byte_array(12) v (INTERVAL)`; NULL for `None`) with the low-level
+/// writer, as DuckDB writes its intervals and UUIDs.
+fn write_fixed(path: &Path, decl: &str, ids: &[i64], values: &[Option<Vec<u8>>]) {
+    let schema = parse_message_type(&format!(
+        "message duckdb_schema {{ required int64 id; optional {decl}; }}"
+    ))
+    .unwrap();
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let props = Arc::new(WriterProperties::builder().build());
+    let mut writer =
+        SerializedFileWriter::new(File::create(path).unwrap(), Arc::new(schema), props).unwrap();
+    let mut group = writer.next_row_group().unwrap();
+    let mut id_column = group.next_column().unwrap().unwrap();
+    id_column
+        .typed::<Int64Type>()
+        .write_batch(ids, None, None)
+        .unwrap();
+    id_column.close().unwrap();
+    let present: Vec<FixedLenByteArray> = values
+        .iter()
+        .flatten()
+        .map(|v| FixedLenByteArray::from(v.clone()))
+        .collect();
+    let levels: Vec<i16> = values.iter().map(|v| i16::from(v.is_some())).collect();
+    let mut v_column = group.next_column().unwrap().unwrap();
+    v_column
+        .typed::<FixedLenByteArrayType>()
+        .write_batch(&present, Some(&levels), None)
+        .unwrap();
+    v_column.close().unwrap();
+    group.close().unwrap();
+    writer.close().unwrap();
+}
+
+/// INTERVAL bytes: months, days and milliseconds, little-endian.
+fn interval(months: u32, days: u32, millis: u32) -> Option<Vec<u8>> {
+    Some(
+        [
+            months.to_le_bytes(),
+            days.to_le_bytes(),
+            millis.to_le_bytes(),
+        ]
+        .concat(),
+    )
+}
+
+#[test]
+fn intervals_are_compared_whole_months_days_and_milliseconds() {
+    const DECL: &str = "fixed_len_byte_array(12) v (INTERVAL)";
+    let source = vec![
+        interval(0, 5, 0),
+        interval(1, 0, 0),
+        interval(0, 0, 1),
+        interval(14, 3, 86_399_999),
+        interval(0, 0, 0),
+        None,
+    ];
+    let ids: Vec<i64> = (0..source.len() as i64).collect();
+    let run_against = |target: &[Option<Vec<u8>>]| {
+        let lab = Lab::new();
+        write_fixed(&lab.path("source/part-0.parquet"), DECL, &ids, &source);
+        write_fixed(&lab.path("target/part-0.parquet"), DECL, &ids, target);
+        lab.run(&["id"], "")
+    };
+    assert_clean(&run_against(&source), source.len() as u64);
+
+    // A month more (the parquet crate alone reads intervals without their months), a
+    // millisecond more, and a NULL where a zero interval was: each found, and shown.
+    let mut changed = source.clone();
+    changed[0] = interval(1, 5, 0);
+    changed[2] = interval(0, 0, 2);
+    changed[4] = None;
+    assert_eq!(
+        diffs(&run_against(&changed)),
+        vec![
+            diff("0", "v", Some("5 days"), Some("1 mons 5 days")),
+            diff("2", "v", Some("0.001000000 secs"), Some("0.002000000 secs")),
+            diff("4", "v", Some("0 secs"), None),
+        ]
+    );
+}
+
+#[test]
+fn uuids_match_the_same_uuids_stored_as_text_and_show_as_text() {
+    const DECL: &str = "fixed_len_byte_array(16) v (UUID)";
+    let uuid = |i: u8| -> Vec<u8> { (0..16).map(|b| b * 16 + i).collect() };
+    let text = |i: u8| {
+        let hex: String = uuid(i).iter().map(|b| format!("{b:02x}")).collect();
+        format!(
+            "{}-{}-{}-{}-{}",
+            &hex[..8],
+            &hex[8..12],
+            &hex[12..16],
+            &hex[16..20],
+            &hex[20..]
+        )
+    };
+    let values: Vec<Option<Vec<u8>>> = vec![Some(uuid(1)), Some(uuid(2)), None, Some(uuid(3))];
+    let ids: Vec<i64> = (0..values.len() as i64).collect();
+    // UUIDs in the source; in the target, UUIDs or the same UUIDs as text.
+    let run_against = |target: Target| {
+        let lab = Lab::new();
+        write_fixed(&lab.path("source/part-0.parquet"), DECL, &ids, &values);
+        match target {
+            Target::Uuids(v) => write_fixed(&lab.path("target/part-0.parquet"), DECL, &ids, &v),
+            Target::Text(v) => {
+                let t = batch(vec![
+                    ("id", arr(Int64Array::from(ids.clone()))),
+                    ("v", arr(StringArray::from(v))),
+                ]);
+                lab.write("target/part-0.parquet", &t);
+            }
+        }
+        lab.run(&["id"], "")
+    };
+    enum Target {
+        Uuids(Vec<Option<Vec<u8>>>),
+        Text(Vec<Option<String>>),
+    }
+    let as_text: Vec<Option<String>> = [Some(1), Some(2), None, Some(3)]
+        .iter()
+        .map(|i| i.map(text))
+        .collect();
+    assert_clean(&run_against(Target::Uuids(values.clone())), 4);
+    let run = run_against(Target::Text(as_text.clone()));
+    assert_clean(&run, 4);
+    assert!(
+        run.report.schema.type_changes.is_empty(),
+        "{:?}",
+        run.report.schema
+    );
+
+    let mut other = values.clone();
+    other[1] = Some(uuid(9));
+    let mut other_text = as_text.clone();
+    other_text[1] = Some(text(9));
+    for run in [
+        run_against(Target::Uuids(other)),
+        run_against(Target::Text(other_text)),
+    ] {
+        assert_eq!(
+            diffs(&run),
+            vec![diff("1", "v", Some(&text(2)), Some(&text(9)))]
+        );
+    }
+    assert_eq!(text(1), "01112131-4151-6171-8191-a1b1c1d1e1f1");
 }

@@ -183,6 +183,32 @@ fn a_timestamp_one_millisecond_later_is_found() {
 }
 
 #[test]
+fn timestamps_with_a_named_time_zone_show_their_values() {
+    // A report must show both instants, in the column's zone, never NULL for a value.
+    for (zone, before, after) in [
+        ("UTC", "2023-11-14T22:13:20Z", "2023-11-14T22:13:20.001Z"),
+        ("+00:00", "2023-11-14T22:13:20Z", "2023-11-14T22:13:20.001Z"),
+        (
+            "Europe/Paris",
+            "2023-11-14T23:13:20+01:00",
+            "2023-11-14T23:13:20.001+01:00",
+        ),
+    ] {
+        let mut later = scaled(1_000);
+        later[1] = later[1].map(|t| t + 1);
+        let run = reconcile_values(
+            arr(TimestampMillisecondArray::from(scaled(1_000)).with_timezone(zone)),
+            arr(TimestampMillisecondArray::from(later).with_timezone(zone)),
+        );
+        assert_eq!(
+            diffs(&run),
+            vec![diff("1", "v", Some(before), Some(after))],
+            "{zone}"
+        );
+    }
+}
+
+#[test]
 fn date32_and_date64_of_the_same_day_match() {
     let days = [Some(0), Some(19_723), Some(-1), None];
     assert_equivalent(
