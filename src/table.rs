@@ -4,7 +4,8 @@
 //! A folder or S3 prefix is read Hive-style: `k=v/` folder levels (values
 //! URL-decoded, `__HIVE_DEFAULT_PARTITION__` is NULL) become partition values, which are
 //! also values of every row in them. Files and folders whose names start with `_` or
-//! `.` (`_SUCCESS`, `_temporary/`, `.crc`) are ignored, as are files with an extension
+//! `.` (`_SUCCESS`, `_temporary/`, `.crc`) are ignored, and so are the `_$folder$`
+//! markers of Hadoop's S3 file systems (EMR), as are files with an extension
 //! other than `.parquet`, `.parq` or `.pq` (Glue also writes extension-less part files,
 //! which are read).
 
@@ -94,8 +95,10 @@ pub struct TableListing {
     pub files: Vec<TableFile>,
 }
 
+/// Hidden files and folders, and the empty `name_$folder$` objects that Hadoop's S3
+/// file systems (EMR) leave beside every folder they create.
 fn is_hidden(name: &str) -> bool {
-    name.starts_with('_') || name.starts_with('.')
+    name.starts_with('_') || name.starts_with('.') || name.ends_with("_$folder$")
 }
 
 fn is_data_file(name: &str) -> bool {
@@ -363,6 +366,9 @@ mod tests {
         assert_eq!(parse_relative_path("_temporary/0/part.parquet"), None);
         assert_eq!(parse_relative_path("dt=1/.part.parquet.crc"), None);
         assert_eq!(parse_relative_path("notes.txt"), None);
+        // EMR's folder markers, beside the partitions and within them.
+        assert_eq!(parse_relative_path("dt=2024-01-01_$folder$"), None);
+        assert_eq!(parse_relative_path("dt=1/city=x_$folder$"), None);
         assert_eq!(
             parse_relative_path("k=__HIVE_DEFAULT_PARTITION__/run-123-part-r-00000"),
             Some(vec![("k".into(), None)])

@@ -173,7 +173,7 @@ fn a_partition_column_can_be_a_key() {
 }
 
 #[test]
-fn marker_files_crc_files_and_temporary_folders_are_ignored() {
+fn marker_files_crc_files_folder_markers_and_temporary_folders_are_ignored() {
     let lab = Lab::new();
     for side in ["source", "target"] {
         lab.write(&format!("{side}/dt=1/part-0.parquet"), &rows(0, 3));
@@ -182,6 +182,8 @@ fn marker_files_crc_files_and_temporary_folders_are_ignored() {
         lab.put(&format!("{side}/dt=1/.part-0.parquet.crc"), b"not parquet");
         lab.put(&format!("{side}/dt=1/notes.txt"), b"not parquet");
         lab.put(&format!("{side}/.hidden/part-9.parquet"), b"not parquet");
+        // EMR's folder markers (Hadoop's S3 file systems), beside the partition.
+        lab.put(&format!("{side}/dt=1_$folder$"), b"");
     }
     // A half-written task output with other rows must not count.
     lab.write("target/_temporary/0/dt=1/part-0.parquet", &rows(100, 5));
