@@ -53,13 +53,14 @@ impl Location {
                 ))),
             };
         }
-        if let Some(rest) = t.strip_prefix("s3://") {
+        if let Some(uri) = s3_form(t) {
+            let rest = &uri["s3://".len()..];
             if rest.is_empty() || rest.starts_with('/') {
                 return Err(ReconError::InvalidInput(format!(
                     "`{text}` has no bucket; write s3://BUCKET/PREFIX/"
                 )));
             }
-            return Ok(Location::S3(t.to_string()));
+            return Ok(Location::S3(uri));
         }
         if t.contains("://") && !t.starts_with("file://") {
             return Err(ReconError::InvalidInput(format!(
@@ -71,6 +72,16 @@ impl Location {
         }
         Ok(Location::Local(t.to_string()))
     }
+}
+
+/// An S3 location in its `s3://` form, or `None` when it is not on S3. Hadoop's
+/// `s3a://` and `s3n://` name the same objects (Spark and EMR write them into the
+/// Glue Data Catalog).
+pub fn s3_form(location: &str) -> Option<String> {
+    ["s3://", "s3a://", "s3n://"]
+        .iter()
+        .find_map(|scheme| location.strip_prefix(scheme))
+        .map(|rest| format!("s3://{rest}"))
 }
 
 /// One Parquet file of a table with its partition values.
@@ -377,6 +388,15 @@ mod tests {
 
     #[test]
     fn locations_parse_or_explain() {
+        assert_eq!(
+            Location::parse("s3a://b/warehouse/t/").unwrap(),
+            Location::S3("s3://b/warehouse/t/".into())
+        );
+        assert_eq!(
+            Location::parse("s3n://b/t").unwrap(),
+            Location::S3("s3://b/t".into())
+        );
+        assert!(Location::parse("s3a://").is_err());
         assert_eq!(
             Location::parse("glue://db/t").unwrap(),
             Location::Glue {

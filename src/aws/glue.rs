@@ -15,7 +15,9 @@ use super::map_sdk_error;
 use crate::error::{ReconError, Result};
 use crate::runner::Catalog;
 use crate::storage::{ObjectStore, Storage};
-use crate::table::{PartitionValues, TableFile, TableListing, list_table, parse_relative_path};
+use crate::table::{
+    PartitionValues, TableFile, TableListing, list_table, parse_relative_path, s3_form,
+};
 
 /// Partition folders listed at once.
 const LISTINGS_IN_FLIGHT: usize = 16;
@@ -73,8 +75,8 @@ impl GlueCatalog {
             .ok_or_else(|| ReconError::TableNotFound {
                 location: uri.clone(),
                 reason: "the Glue table has no storage location (StorageDescriptor.Location); glue-recon reads tables whose data is on S3".into(),
-            })?
-            .to_string();
+            })?;
+        let location = on_s3(location, &uri)?;
         let keys: Vec<String> = t
             .partition_keys()
             .iter()
@@ -119,12 +121,12 @@ impl GlueCatalog {
                     )
                     .collect();
                 let part_location = match p.storage_descriptor().and_then(|sd| sd.location()) {
-                    Some(l) if !l.trim().is_empty() => l.to_string(),
+                    Some(l) if !l.trim().is_empty() => on_s3(l, &uri)?,
                     _ => Storage::join(&location, &hive_path(&values)),
                 };
-                (values, part_location)
+                Ok((values, part_location))
             })
-            .collect();
+            .collect::<Result<_>>()?;
         let listed: Vec<Result<Vec<TableFile>>> = futures::stream::iter(wanted)
             .map(|(values, part_location)| {
                 let (store, uri) = (store.clone(), uri.clone());
@@ -159,6 +161,17 @@ impl GlueCatalog {
 }
 
 /// `k1=v1/k2=v2` of a partition (the Hive folder path).
+/// A catalog location (of `table`, `glue://DB/TABLE`) in its `s3://` form; a location
+/// that is not on S3 (`hdfs://`, a local path) cannot be read.
+fn on_s3(location: &str, table: &str) -> Result<String> {
+    s3_form(location.trim()).ok_or_else(|| ReconError::TableNotFound {
+        location: table.to_string(),
+        reason: format!(
+            "the catalog gives the location `{location}`, which is not on S3; glue-recon reads tables whose data is on S3 (s3://, s3a:// or s3n://)"
+        ),
+    })
+}
+
 fn hive_path(values: &PartitionValues) -> String {
     values
         .iter()

@@ -56,6 +56,21 @@ async fn unknown_database_table_and_missing_locations_are_table_not_found() {
     );
     assert!(text.contains("no storage location"), "{text}");
 
+    moto::table(
+        &glue,
+        &db,
+        "on_hdfs",
+        Some("hdfs://namenode/warehouse/t"),
+        &[],
+    )
+    .await;
+    let text = expect_err(
+        catalog.resolve(&db, "on_hdfs", None).await,
+        "TableNotFound",
+        "hdfs://namenode/warehouse/t",
+    );
+    assert!(text.contains("not on S3"), "{text}");
+
     let table_loc = format!("s3://{bucket}/t/");
     moto::table(&glue, &db, "gone", Some(&table_loc), &["dt"]).await;
     let nowhere = format!("s3://{bucket}/nowhere/dt=2024-01-01/");

@@ -230,8 +230,9 @@ pub async fn partition(
 
 /// The sample's tables on moto: the source under `s3://bucket/source/` (read by
 /// prefix) and the target as Glue table `db.target` at `s3://bucket/warehouse/target/`,
-/// its first partition registered at a location outside the table's. Returns the
-/// config text with the two locations swapped in.
+/// its first partition registered at a location outside the table's, written the
+/// way Spark's S3A file system writes it (`s3a://`). Returns the config text with the
+/// two locations swapped in.
 pub async fn sample_on_aws(conf: &SdkConfig, dir: &Path, bucket_name: &str, db: &str) -> String {
     let s3 = s3(conf);
     let glue = aws_sdk_glue::Client::new(conf);
@@ -248,12 +249,13 @@ pub async fn sample_on_aws(conf: &SdkConfig, dir: &Path, bucket_name: &str, db: 
         };
         upload_dir(&s3, &dir.join("target").join(dt), bucket_name, &prefix).await;
         let value = dt.trim_start_matches("dt=");
+        let scheme = if i == 0 { "s3a" } else { "s3" };
         partition(
             &glue,
             db,
             "target",
             &[value],
-            &format!("s3://{bucket_name}/{prefix}/"),
+            &format!("{scheme}://{bucket_name}/{prefix}/"),
         )
         .await;
     }
