@@ -284,12 +284,15 @@ fn a_changed_row_is_found_in_every_writer_layout() {
     }
 }
 
-/// Write `id` and Spark's legacy INT96 timestamps (nanoseconds of the day and the
-/// Julian day) with the low-level writer, as Spark and older Glue jobs do.
-fn write_int96(path: &Path, ids: &[i64], micros: &[Option<i64>]) {
-    let schema =
-        parse_message_type("message spark_schema { required int64 id; optional int96 at; }")
-            .unwrap();
+/// Write `id` (required int64) and one optional column of `T`, as the message
+/// `schema` declares them, with the low-level writer (as Spark and DuckDB write).
+fn write_low_level<T: parquet::data_type::DataType>(
+    path: &Path,
+    schema: &str,
+    ids: &[i64],
+    values: &[Option<T::T>],
+) {
+    let schema = parse_message_type(schema).unwrap();
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     let props = Arc::new(WriterProperties::builder().build());
     let mut writer =
@@ -301,32 +304,41 @@ fn write_int96(path: &Path, ids: &[i64], micros: &[Option<i64>]) {
         .write_batch(ids, None, None)
         .unwrap();
     id_column.close().unwrap();
-    const UNIX_EPOCH_JULIAN_DAY: i64 = 2_440_588;
-    const DAY_NANOS: i64 = 86_400_000_000_000;
-    let values: Vec<Int96> = micros
-        .iter()
-        .flatten()
-        .map(|us| {
-            let nanos = us * 1000;
-            let (day, of_day) = (nanos.div_euclid(DAY_NANOS), nanos.rem_euclid(DAY_NANOS));
-            let mut v = Int96::new();
-            v.set_data(
-                of_day as u32,
-                (of_day >> 32) as u32,
-                (day + UNIX_EPOCH_JULIAN_DAY) as u32,
-            );
-            v
-        })
-        .collect();
-    let levels: Vec<i16> = micros.iter().map(|m| i16::from(m.is_some())).collect();
-    let mut at_column = group.next_column().unwrap().unwrap();
-    at_column
-        .typed::<Int96Type>()
-        .write_batch(&values, Some(&levels), None)
+    let present: Vec<T::T> = values.iter().flatten().cloned().collect();
+    let levels: Vec<i16> = values.iter().map(|v| i16::from(v.is_some())).collect();
+    let mut v_column = group.next_column().unwrap().unwrap();
+    v_column
+        .typed::<T>()
+        .write_batch(&present, Some(&levels), None)
         .unwrap();
-    at_column.close().unwrap();
+    v_column.close().unwrap();
     group.close().unwrap();
     writer.close().unwrap();
+}
+
+/// Write `id` and Spark's legacy INT96 timestamps `at` (nanoseconds of the day and the
+/// Julian day), as Spark and older Glue jobs do.
+fn write_int96(path: &Path, ids: &[i64], micros: &[Option<i64>]) {
+    const UNIX_EPOCH_JULIAN_DAY: i64 = 2_440_588;
+    const DAY_NANOS: i64 = 86_400_000_000_000;
+    let values: Vec<Option<Int96>> = micros
+        .iter()
+        .map(|us| {
+            us.map(|us| {
+                let nanos = us * 1000;
+                let (day, of_day) = (nanos.div_euclid(DAY_NANOS), nanos.rem_euclid(DAY_NANOS));
+                let mut v = Int96::new();
+                v.set_data(
+                    of_day as u32,
+                    (of_day >> 32) as u32,
+                    (day + UNIX_EPOCH_JULIAN_DAY) as u32,
+                );
+                v
+            })
+        })
+        .collect();
+    let schema = "message spark_schema { required int64 id; optional int96 at; }";
+    write_low_level::<Int96Type>(path, schema, ids, &values);
 }
 
 #[test]
@@ -363,38 +375,15 @@ fn spark_int96_timestamps_match_the_same_instants_in_microseconds() {
 }
 
 /// Write `id` and one fixed-length byte array column `v` declared as `decl` (e.g.
-/// `fixed_len_byte_array(12) v (INTERVAL)`; NULL for `None`) with the low-level
-/// writer, as DuckDB writes its intervals and UUIDs.
+/// `fixed_len_byte_array(12) v (INTERVAL)`; NULL for `None`), as DuckDB writes its
+/// intervals and UUIDs.
 fn write_fixed(path: &Path, decl: &str, ids: &[i64], values: &[Option<Vec<u8>>]) {
-    let schema = parse_message_type(&format!(
-        "message duckdb_schema {{ required int64 id; optional {decl}; }}"
-    ))
-    .unwrap();
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    let props = Arc::new(WriterProperties::builder().build());
-    let mut writer =
-        SerializedFileWriter::new(File::create(path).unwrap(), Arc::new(schema), props).unwrap();
-    let mut group = writer.next_row_group().unwrap();
-    let mut id_column = group.next_column().unwrap().unwrap();
-    id_column
-        .typed::<Int64Type>()
-        .write_batch(ids, None, None)
-        .unwrap();
-    id_column.close().unwrap();
-    let present: Vec<FixedLenByteArray> = values
+    let values: Vec<Option<FixedLenByteArray>> = values
         .iter()
-        .flatten()
-        .map(|v| FixedLenByteArray::from(v.clone()))
+        .map(|v| v.clone().map(FixedLenByteArray::from))
         .collect();
-    let levels: Vec<i16> = values.iter().map(|v| i16::from(v.is_some())).collect();
-    let mut v_column = group.next_column().unwrap().unwrap();
-    v_column
-        .typed::<FixedLenByteArrayType>()
-        .write_batch(&present, Some(&levels), None)
-        .unwrap();
-    v_column.close().unwrap();
-    group.close().unwrap();
-    writer.close().unwrap();
+    let schema = format!("message duckdb_schema {{ required int64 id; optional {decl}; }}");
+    write_low_level::<FixedLenByteArrayType>(path, &schema, ids, &values);
 }
 
 /// INTERVAL bytes: months, days and milliseconds, little-endian.
