@@ -17,7 +17,7 @@ use std::fmt::Write;
 use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, AsArray, IntervalMonthDayNanoArray, StringArray};
-use arrow::datatypes::{DataType, IntervalMonthDayNano, IntervalUnit, Schema, SchemaRef};
+use arrow::datatypes::{DataType, FieldRef, IntervalMonthDayNano, IntervalUnit, Schema, SchemaRef};
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 use parquet::basic::{ConvertedType, LogicalType};
 use parquet::errors::Result;
@@ -42,7 +42,16 @@ impl Form {
         }
     }
 
-    /// Values as read, in the compared form (NULLs kept).
+    /// Bytes of a value as read.
+    fn bytes(self) -> i32 {
+        match self {
+            Form::Interval => 12,
+            Form::Uuid => 16,
+        }
+    }
+
+    /// Values as read (fixed-size binary of [`Form::bytes`]), in the compared form
+    /// (NULLs kept).
     pub fn convert(self, read: &ArrayRef) -> ArrayRef {
         let read = read.as_fixed_size_binary();
         let rows = 0..read.len();
@@ -67,7 +76,7 @@ fn form_of(c: &ColumnDescriptor) -> Option<Form> {
     }
     if is_interval(c) {
         Some(Form::Interval)
-    } else if matches!(c.logical_type_ref(), Some(LogicalType::Uuid)) && c.type_length() == 16 {
+    } else if matches!(c.logical_type_ref(), Some(LogicalType::Uuid)) {
         Some(Form::Uuid)
     } else {
         None
@@ -110,13 +119,12 @@ pub fn read_as_compared(
     } else {
         meta
     };
-    let form = |name: &str| forms.iter().find(|(n, _)| n == name).map(|(_, f)| *f);
-    let top: Vec<Option<Form>> = meta
-        .schema()
-        .fields()
-        .iter()
-        .map(|f| form(f.name()))
-        .collect();
+    // Only where the reader gives the raw bytes, which [`Form::convert`] reads.
+    let form = |f: &FieldRef| {
+        let (_, form) = forms.iter().find(|(n, _)| n == f.name())?;
+        (f.data_type() == &DataType::FixedSizeBinary(form.bytes())).then_some(*form)
+    };
+    let top: Vec<Option<Form>> = meta.schema().fields().iter().map(form).collect();
     if top.iter().all(Option::is_none) {
         let schema = meta.schema().clone();
         return Ok((meta, schema, top));

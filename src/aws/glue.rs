@@ -160,7 +160,6 @@ impl GlueCatalog {
     }
 }
 
-/// `k1=v1/k2=v2` of a partition (the Hive folder path).
 /// A catalog location (of `table`, `glue://DB/TABLE`) in its `s3://` form; a location
 /// that is not on S3 (`hdfs://`, a local path) cannot be read.
 fn on_s3(location: &str, table: &str) -> Result<String> {
@@ -172,6 +171,7 @@ fn on_s3(location: &str, table: &str) -> Result<String> {
     })
 }
 
+/// `k1=v1/k2=v2` of a partition (the Hive folder path).
 fn hive_path(values: &PartitionValues) -> String {
     values
         .iter()
