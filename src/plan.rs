@@ -1,7 +1,7 @@
 //! The compare plan of a pair: which columns are the key, which are hashed, which
 //! are compared with a tolerance, how each is encoded, and how the two schemas differ.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use arrow::datatypes::{DataType, Field, Schema};
 use serde::{Deserialize, Serialize};
@@ -180,12 +180,22 @@ fn mode_for(s: &DataType, t: &DataType) -> CompareMode {
     }
 }
 
+/// Field metadata marking a column whose values are partition values: text from
+/// the `k=v` folders.
+const PARTITION_VALUES: &str = "glue-recon:partition-values";
+
+/// Whether a field's values are partition values ([`with_partition_columns`]).
+fn is_partition_values(f: &Field) -> bool {
+    f.metadata().contains_key(PARTITION_VALUES)
+}
+
 /// Add partition columns (as text) that the file schema does not have.
 pub fn with_partition_columns(schema: &Schema, partition_columns: &[String]) -> Schema {
     let mut fields: Vec<Field> = schema.fields().iter().map(|f| f.as_ref().clone()).collect();
     for p in partition_columns {
         if !fields.iter().any(|f| f.name().eq_ignore_ascii_case(p)) {
-            fields.push(Field::new(p, DataType::Utf8, true));
+            let marked = HashMap::from([(PARTITION_VALUES.to_string(), "true".to_string())]);
+            fields.push(Field::new(p, DataType::Utf8, true).with_metadata(marked));
         }
     }
     Schema::new(fields)
@@ -280,7 +290,11 @@ impl ComparePlan {
                 ))
             })?;
             let (st, tt) = (base_type(sf.1.data_type()), base_type(tf.data_type()));
-            if family(st) != family(tt) {
+            // Partition values are text whatever the column's type on the other side
+            // (a `dt=2024-01-01` folder against a date column): both are then compared
+            // as text.
+            let from_folders = is_partition_values(sf.1) || is_partition_values(tf);
+            if family(st) != family(tt) && !from_folders {
                 return Err(mismatch(format!(
                     "key column `{k}` has incompatible types: {st} in the source, {tt} in the target; cast one side or choose another key"
                 )));

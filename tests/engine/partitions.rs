@@ -160,6 +160,45 @@ fn partition_columns_are_values_of_their_rows() {
 }
 
 #[test]
+fn a_partition_key_from_folders_matches_a_typed_column_as_text() {
+    // The source is partitioned by `dt=` folders; the target keeps `dt` as a date
+    // column of unpartitioned files. The key (dt, id) is compared as text.
+    let lab = Lab::new();
+    let days = ["2024-01-01", "2024-02-29"];
+    let mut target_dt = Vec::new();
+    let mut target_id = Vec::new();
+    for (d, day) in days.iter().enumerate() {
+        lab.write(&format!("source/dt={day}/p.parquet"), &rows(0, 3));
+        for id in 0..3 {
+            target_dt.push(19_723 + 59 * d as i32);
+            target_id.push(id);
+        }
+    }
+    // The last row moves to another day: missing on one, extra on the other.
+    *target_dt.last_mut().unwrap() = 19_724;
+    lab.write(
+        "target/all.parquet",
+        &batch(vec![
+            ("dt", arr(Date32Array::from(target_dt))),
+            ("id", arr(Int64Array::from(target_id))),
+            (
+                "v",
+                arr(StringArray::from_iter_values(
+                    [0, 1, 2, 0, 1, 2].map(|i| format!("v{i}")),
+                )),
+            ),
+        ]),
+    );
+    let run = lab.run(&["dt", "id"], "");
+    assert_eq!(run.report.totals.matched, 5, "{:?}", run.report.totals);
+    assert_eq!(
+        keys(&run, FindingKind::MissingInTarget),
+        vec!["2024-02-29|2"]
+    );
+    assert_eq!(keys(&run, FindingKind::ExtraInTarget), vec!["2024-01-02|2"]);
+}
+
+#[test]
 fn a_partition_column_can_be_a_key() {
     let lab = Lab::new();
     for side in ["source", "target"] {
