@@ -165,6 +165,28 @@ pub fn parse_relative_path(rel: &str) -> Option<PartitionValues> {
     )
 }
 
+/// `uri` relative to the folder `root` (no leading `/`).
+fn relative<'a>(uri: &'a str, root: &str) -> &'a str {
+    uri.strip_prefix(root)
+        .unwrap_or(uri)
+        .trim_start_matches('/')
+}
+
+/// The table format whose metadata a folder's files (paths relative to it) show:
+/// Delta Lake (`_delta_log/`), Apache Iceberg (`metadata/*.metadata.json`) or Apache
+/// Hudi (`.hoodie/`), with its article; `None` for plain Parquet.
+fn table_format<'a>(mut paths: impl Iterator<Item = &'a str>) -> Option<&'static str> {
+    paths.find_map(|p| {
+        let (first, rest) = p.split_once('/')?;
+        match first {
+            "_delta_log" => Some("a Delta Lake"),
+            ".hoodie" => Some("an Apache Hudi"),
+            "metadata" if rest.ends_with(".metadata.json") => Some("an Apache Iceberg"),
+            _ => None,
+        }
+    })
+}
+
 /// List a folder or S3 prefix as a table, applying the partition filter.
 pub async fn list_table(
     store: &dyn ObjectStore,
@@ -174,17 +196,21 @@ pub async fn list_table(
     let objects = store.list(location).await?;
     let root = location.trim_end_matches('/');
     let single_file = objects.len() == 1 && objects[0].uri.trim_end_matches('/') == root;
+    if let Some(format) = table_format(objects.iter().map(|o| relative(&o.uri, root))) {
+        return Err(ReconError::InvalidInput(format!(
+            "{location} is {format} table: its folder also holds the Parquet files of earlier \
+             versions (and of deletes), so reading all of them would count rows the table no \
+             longer has; glue-recon reads plain Parquet tables: reconcile a Parquet export of \
+             the version you want (e.g. CREATE TABLE AS SELECT in Athena)"
+        )));
+    }
     let mut files = Vec::new();
     let mut layout: Option<Vec<String>> = None;
     for obj in objects {
         let rel = if single_file {
             obj.uri.rsplit('/').next().unwrap_or(&obj.uri).to_string()
         } else {
-            obj.uri
-                .strip_prefix(root)
-                .unwrap_or(&obj.uri)
-                .trim_start_matches('/')
-                .to_string()
+            relative(&obj.uri, root).to_string()
         };
         let Some(partition) = parse_relative_path(&rel) else {
             tracing::debug!(file = %obj.uri, "ignored (hidden or not a data file)");
@@ -384,6 +410,26 @@ mod tests {
             parse_relative_path("k=__HIVE_DEFAULT_PARTITION__/run-123-part-r-00000"),
             Some(vec![("k".into(), None)])
         );
+    }
+
+    #[test]
+    fn delta_iceberg_and_hudi_folders_are_told_from_plain_parquet() {
+        let format = |paths: &[&str]| table_format(paths.iter().copied());
+        assert_eq!(
+            format(&["part-0.parquet", "_delta_log/00000000000000000000.json"]),
+            Some("a Delta Lake")
+        );
+        assert_eq!(
+            format(&["data/a.parquet", "metadata/00001-ab.metadata.json"]),
+            Some("an Apache Iceberg")
+        );
+        assert_eq!(
+            format(&["dt=1/a.parquet", ".hoodie/hoodie.properties"]),
+            Some("an Apache Hudi")
+        );
+        // A partition or column folder called `metadata` is not Iceberg's.
+        assert_eq!(format(&["metadata/part-0.parquet", "dt=1/_SUCCESS"]), None);
+        assert_eq!(format(&["part-0.parquet"]), None);
     }
 
     #[test]

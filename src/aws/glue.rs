@@ -68,6 +68,11 @@ impl GlueCatalog {
             location: uri.clone(),
             reason: "GetTable returned no table".into(),
         })?;
+        if let Some(why) = not_plain_parquet(t) {
+            return Err(ReconError::InvalidInput(format!(
+                "{uri}: {why}; glue-recon reads tables of plain Parquet files"
+            )));
+        }
         let location = t
             .storage_descriptor()
             .and_then(|sd| sd.location())
@@ -157,6 +162,48 @@ impl GlueCatalog {
             partition_columns: keys,
             files,
         })
+    }
+}
+
+/// Why a catalog table is not a table of plain Parquet files, if it is not: a table
+/// format whose location also holds the files of earlier versions and of deletes
+/// (Iceberg, Delta Lake, Hudi), or data in another file format (what Spark's
+/// `spark.sql.sources.provider`, a crawler's `classification` or the InputFormat says).
+fn not_plain_parquet(t: &aws_sdk_glue::types::Table) -> Option<String> {
+    let param = |k: &str| {
+        t.parameters()
+            .and_then(|p| p.get(k))
+            .map(|v| v.to_ascii_lowercase())
+    };
+    let input = t
+        .storage_descriptor()
+        .and_then(|sd| sd.input_format())
+        .unwrap_or_default();
+    let versioned = match param("table_type").as_deref() {
+        Some("iceberg") => Some("an Apache Iceberg"),
+        Some("delta") => Some("a Delta Lake"),
+        Some("hudi") => Some("an Apache Hudi"),
+        _ if param("spark.sql.sources.provider").as_deref() == Some("delta") => {
+            Some("a Delta Lake")
+        }
+        _ if input.to_ascii_lowercase().contains("hudi") => Some("an Apache Hudi"),
+        _ => None,
+    };
+    if let Some(kind) = versioned {
+        return Some(format!(
+            "it is {kind} table, whose location also holds the files of earlier versions and of \
+             deletes, so reading all of them would count rows the table no longer has \
+             (reconcile a Parquet export of the version you want)"
+        ));
+    }
+    let format = param("spark.sql.sources.provider").or_else(|| param("classification"));
+    match format {
+        Some(f) if f != "parquet" => Some(format!("its data is {f}, not Parquet")),
+        Some(_) => None,
+        None if !input.is_empty() && !input.to_ascii_lowercase().contains("parquet") => {
+            Some(format!("its data is not Parquet (InputFormat {input})"))
+        }
+        None => None,
     }
 }
 

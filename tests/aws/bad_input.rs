@@ -56,6 +56,57 @@ async fn unknown_database_table_and_missing_locations_are_table_not_found() {
     );
     assert!(text.contains("no storage location"), "{text}");
 
+    // Tables that are not plain Parquet files: versioned formats, other file formats.
+    let loc = format!("s3://{bucket}/t/");
+    for (name, parameter, input_format, expected) in [
+        (
+            "ice",
+            Some(("table_type", "ICEBERG")),
+            None,
+            "an Apache Iceberg table",
+        ),
+        (
+            "delta",
+            Some(("spark.sql.sources.provider", "delta")),
+            None,
+            "a Delta Lake table",
+        ),
+        (
+            "csv",
+            Some(("classification", "csv")),
+            None,
+            "its data is csv",
+        ),
+        (
+            "orc",
+            None,
+            Some("org.apache.hadoop.hive.ql.io.orc.OrcInputFormat"),
+            "OrcInputFormat",
+        ),
+    ] {
+        let mut sd = aws_sdk_glue::types::StorageDescriptor::builder().location(&loc);
+        if let Some(f) = input_format {
+            sd = sd.input_format(f);
+        }
+        let mut input = aws_sdk_glue::types::TableInput::builder()
+            .name(name)
+            .storage_descriptor(sd.build());
+        if let Some((k, v)) = parameter {
+            input = input.parameters(k, v);
+        }
+        glue.create_table()
+            .database_name(&db)
+            .table_input(input.build().unwrap())
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("create table {name}: {e:?}"));
+        let text = expect_err(
+            catalog.resolve(&db, name, None).await,
+            "InvalidInput",
+            &format!("glue://{db}/{name}"),
+        );
+        assert!(text.contains(expected), "{text}");
+    }
     moto::table(
         &glue,
         &db,

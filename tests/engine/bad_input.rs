@@ -95,6 +95,32 @@ fn mixed_partition_layouts_cannot_run() {
     );
 }
 
+#[test]
+fn delta_iceberg_and_hudi_folders_cannot_run_as_plain_parquet() {
+    // Their folders keep the Parquet files of earlier versions: reading them all would
+    // count rows the table no longer has, so the pair stops and says why.
+    for (metadata, format) in [
+        ("_delta_log/00000000000000000000.json", "a Delta Lake table"),
+        (
+            "metadata/00000-3f2a.metadata.json",
+            "an Apache Iceberg table",
+        ),
+        (".hoodie/hoodie.properties", "an Apache Hudi table"),
+    ] {
+        let lab = Lab::new();
+        lab.write("source/p.parquet", &table(2));
+        lab.write("target/data/p-v1.parquet", &table(2));
+        lab.write("target/data/p-v2.parquet", &table(2));
+        lab.put(&format!("target/{metadata}"), b"{}");
+        assert_cannot_run(
+            &lab,
+            &["id"],
+            "",
+            &[&lab.loc("target"), format, "earlier versions"],
+        );
+    }
+}
+
 /// Three partitions on each side; `dt=3` has a planted MISMATCH.
 fn three_partitions() -> Lab {
     let lab = Lab::new();
