@@ -179,16 +179,22 @@ fn not_plain_parquet(t: &aws_sdk_glue::types::Table) -> Option<String> {
         .storage_descriptor()
         .and_then(|sd| sd.input_format())
         .unwrap_or_default();
-    let versioned = match param("table_type").as_deref() {
-        Some("iceberg") => Some("an Apache Iceberg"),
-        Some("delta") => Some("a Delta Lake"),
-        Some("hudi") => Some("an Apache Hudi"),
-        _ if param("spark.sql.sources.provider").as_deref() == Some("delta") => {
-            Some("a Delta Lake")
-        }
-        _ if input.to_ascii_lowercase().contains("hudi") => Some("an Apache Hudi"),
-        _ => None,
-    };
+    let declared = ["table_type", "spark.sql.sources.provider", "classification"]
+        .iter()
+        .filter_map(|k| param(k));
+    let versioned = declared
+        .chain(
+            input
+                .to_ascii_lowercase()
+                .contains("hudi")
+                .then(|| "hudi".into()),
+        )
+        .find_map(|format| match format.as_str() {
+            "iceberg" => Some("an Apache Iceberg"),
+            "delta" => Some("a Delta Lake"),
+            "hudi" => Some("an Apache Hudi"),
+            _ => None,
+        });
     if let Some(kind) = versioned {
         return Some(format!(
             "it is {kind} table, whose location also holds the files of earlier versions and of \

@@ -78,6 +78,12 @@ async fn unknown_database_table_and_missing_locations_are_table_not_found() {
             "its data is csv",
         ),
         (
+            "hudi",
+            Some(("classification", "hudi")),
+            None,
+            "an Apache Hudi table",
+        ),
+        (
             "orc",
             None,
             Some("org.apache.hadoop.hive.ql.io.orc.OrcInputFormat"),
