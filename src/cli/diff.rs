@@ -20,7 +20,8 @@ pub struct DiffPair {
     key: Vec<String>,
     /// The pair's name: its report folder and history (drift is checked against
     /// earlier runs of the same name). Default: `diff-` and a digest of the two table
-    /// locations, so runs of other tables never share a history.
+    /// locations and the key, so runs of other tables, or by another key, never share
+    /// a history.
     #[arg(long)]
     name: Option<String>,
     /// Column not to compare (repeatable).
@@ -79,9 +80,16 @@ fn number(s: &str) -> Result<(String, f64), String> {
 
 impl DiffPair {
     /// The default name: `diff-` and the first 8 hex digits of the SHA-256 of the
-    /// two locations.
+    /// two locations and the key columns (lower-case, in order; findings by another key
+    /// are not comparable).
     fn default_name(&self) -> String {
-        let digest = Sha256::digest(format!("{}\n{}", self.source, self.target));
+        let key: Vec<String> = self.key.iter().map(|k| k.to_lowercase()).collect();
+        let digest = Sha256::digest(format!(
+            "{}\n{}\n{}",
+            self.source,
+            self.target,
+            key.join("\n")
+        ));
         let hex: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
         format!("diff-{hex}")
     }

@@ -225,6 +225,34 @@ fn diffs_of_other_tables_get_other_names() {
     assert_eq!(run("source", "target")["drift"]["baseline_runs"], 1);
 }
 
+/// A diff of the same tables by another key is another history: its findings (here a
+/// duplicated key on each side) are not measured against the runs by the first key.
+#[test]
+fn diffs_by_another_key_get_other_names() {
+    let lab = Lab::new();
+    let rows = || {
+        batch(vec![
+            ("id", ids(4)),
+            ("grp", arr(Int64Array::from(vec![1, 1, 2, 3]))),
+        ])
+    };
+    lab.write("source/p.parquet", &rows());
+    lab.write("target/p.parquet", &rows());
+    let run = |key: &str, code: i32| {
+        lab.cli(&[
+            "diff", "source", "target", "--key", key, "--out", "out", "--json",
+        ])
+        .expect_code(code)
+        .json()
+    };
+    let by_id = run("id", 0);
+    let by_group = run("grp", 1);
+    assert_ne!(by_id["pair"], by_group["pair"]);
+    assert_eq!(by_group["drift"]["baseline_runs"], 0, "{by_group:#}");
+    // The key's case is not another key.
+    assert_eq!(run("ID", 0)["pair"], by_id["pair"]);
+}
+
 /// `diff` takes the options of a config's pair: rename, tolerances, string rules,
 /// and a strict schema.
 #[test]
