@@ -349,12 +349,30 @@ impl Config {
 
     /// Parse and validate config text; `origin` names it in errors.
     pub fn parse(text: &str, origin: &str) -> Result<Config> {
-        let config: Config = toml::from_str(text).map_err(|e| ReconError::InvalidConfig {
+        let mut config: Config = toml::from_str(text).map_err(|e| ReconError::InvalidConfig {
             file: origin.to_string(),
             message: e.to_string().trim_end().to_string(),
         })?;
         config.validate(origin)?;
+        config.s3_locations_in_s3_form();
         Ok(config)
+    }
+
+    /// Write `s3a://` and `s3n://` locations (tables, report folder) as the `s3://`
+    /// locations of the same objects ([`crate::table::s3_form`]).
+    fn s3_locations_in_s3_form(&mut self) {
+        let fix = |loc: &mut String| {
+            if let Some(s3) = crate::table::s3_form(loc) {
+                *loc = s3;
+            }
+        };
+        for pair in &mut self.pairs {
+            fix(&mut pair.source);
+            fix(&mut pair.target);
+        }
+        if let Some(dir) = &mut self.defaults.report_dir {
+            fix(dir);
+        }
     }
 
     fn validate(&self, origin: &str) -> Result<()> {
@@ -526,6 +544,33 @@ key = ["id"]
         let c = Config::parse(MINIMAL, "t").unwrap();
         assert_eq!(c.pairs[0].thresholds.fail.mismatch, Some(Limit::Count(0)));
         assert_eq!(c.defaults.sample_limit, 20);
+    }
+
+    #[test]
+    fn s3a_and_s3n_locations_are_read_as_s3() {
+        let text = r#"
+[defaults]
+report_dir = "s3n://reports/recon/"
+
+[[pair]]
+name = "orders"
+source = "s3a://lake/raw/orders/"
+target = "glue://db/orders"
+key = ["id"]
+"#;
+        let c = Config::parse(text, "t").unwrap();
+        assert_eq!(c.pairs[0].source, "s3://lake/raw/orders/");
+        assert_eq!(c.pairs[0].target, "glue://db/orders");
+        assert_eq!(
+            c.defaults.report_dir.as_deref(),
+            Some("s3://reports/recon/")
+        );
+        // So a run whose only AWS location is an s3a:// one still gets AWS clients.
+        assert!(crate::aws::is_aws_location(["s3a://lake/raw/orders/"]));
+        assert!(!crate::aws::is_aws_location([
+            "raw/orders",
+            "file:///tmp/t"
+        ]));
     }
 
     #[test]

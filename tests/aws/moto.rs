@@ -229,7 +229,7 @@ pub async fn partition(
 }
 
 /// The sample's tables on moto: the source under `s3://bucket/source/` (read by
-/// prefix) and the target as Glue table `db.target` at `s3://bucket/warehouse/target/`,
+/// prefix, named `s3a://` in the config as Spark's S3A names it) and the target as Glue table `db.target` at `s3://bucket/warehouse/target/`,
 /// its first partition registered at a location outside the table's, written the
 /// way Spark's S3A file system writes it (`s3a://`). Returns the config text with the
 /// two locations swapped in.
@@ -263,7 +263,7 @@ pub async fn sample_on_aws(conf: &SdkConfig, dir: &Path, bucket_name: &str, db: 
     config
         .replace(
             "source = \"source\"",
-            &format!("source = \"s3://{bucket_name}/source/\""),
+            &format!("source = \"s3a://{bucket_name}/source/\""),
         )
         .replace(
             "target = \"target\"",
