@@ -118,7 +118,8 @@ struct OutputArgs {
     /// Report folder or s3:// prefix (default: the config's `report_dir`, else ./recon-out).
     #[arg(long)]
     out: Option<String>,
-    /// Print the report JSON to stdout (a JSON array when several pairs run).
+    /// Print the report JSON to stdout (a JSON array when several pairs run; a pair
+    /// that could not run as `{"pair", "status": "ERROR", "error_type", "error"}`).
     #[arg(long)]
     json: bool,
     /// No progress bar and no summary.
@@ -316,6 +317,23 @@ impl PendingHistory {
     }
 }
 
+/// A pair that could not run, as `--json` prints it.
+#[derive(serde::Serialize)]
+struct NotRun {
+    pair: String,
+    status: &'static str,
+    error_type: &'static str,
+    error: String,
+}
+
+/// What `--json` prints for one pair: its report, or why it did not run.
+#[derive(serde::Serialize)]
+#[serde(untagged)]
+enum PairOutput<'a> {
+    Report(&'a glue_recon::report::Report),
+    NotRun(&'a NotRun),
+}
+
 async fn run_pairs(
     config: &Config,
     pairs: Vec<PairConfig>,
@@ -358,6 +376,8 @@ async fn run_pairs(
     let mut reports = Vec::new();
     let mut locations = Vec::new();
     let mut failed_to_run = false;
+    // What the pairs gave, in order: a report (its index), or why the pair did not run.
+    let mut outcomes: Vec<std::result::Result<usize, NotRun>> = Vec::new();
     let mut history = PendingHistory::start(&opts.storage, &root);
     for pair in &pairs {
         bar.start_pair(&pair.name);
@@ -370,12 +390,19 @@ async fn run_pairs(
                 if !output.quiet && !output.json {
                     summary::print(&run.report, &loc);
                 }
+                outcomes.push(Ok(reports.len()));
                 reports.push(run.report);
                 locations.push(loc);
             }
             Err(e) => {
                 bar.finish();
                 eprintln!("error: pair `{}`: {e}", pair.name);
+                outcomes.push(Err(NotRun {
+                    pair: pair.name.clone(),
+                    status: "ERROR",
+                    error_type: e.error_type(),
+                    error: e.to_string(),
+                }));
                 failed_to_run = true;
             }
         }
@@ -410,10 +437,16 @@ async fn run_pairs(
         }
     }
     if output.json {
-        let json = if reports.len() == 1 {
-            serde_json::to_string_pretty(&reports[0])?
-        } else {
-            serde_json::to_string_pretty(&reports)?
+        let printed: Vec<PairOutput> = outcomes
+            .iter()
+            .map(|o| match o {
+                Ok(i) => PairOutput::Report(&reports[*i]),
+                Err(e) => PairOutput::NotRun(e),
+            })
+            .collect();
+        let json = match printed.as_slice() {
+            [one] => serde_json::to_string_pretty(one)?,
+            all => serde_json::to_string_pretty(all)?,
         };
         out!("{json}");
     }

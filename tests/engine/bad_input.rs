@@ -190,17 +190,7 @@ fn assert_partition_fails(rel: &str, bytes: impl Fn(&[u8]) -> Vec<u8>) {
         .expect_code(1);
     assert!(out.stdout.contains("INCOMPLETE"), "{out:#?}");
     assert!(out.stdout.contains(&file), "{out:#?}");
-    let json = lab
-        .cli(&[
-            "run",
-            "--config",
-            config.to_str().unwrap(),
-            "--out",
-            "out",
-            "--json",
-        ])
-        .expect_code(1)
-        .json();
+    let json = lab.run_json(&config, 1);
     assert_eq!(json["complete"], false);
     assert_eq!(json["status"], "FAIL");
 }
@@ -326,4 +316,43 @@ fn a_missing_table_in_diff_exits_2() {
         .expect_code(2);
     assert!(out.stderr.contains("nowhere"), "{out:#?}");
     assert!(!Path::new(&lab.loc("out/diff")).exists());
+}
+
+/// With `--json`, a pair that could not run is an error object in the output, in its
+/// place among the reports, so a script sees every pair.
+#[test]
+fn json_output_names_the_pairs_that_could_not_run() {
+    let lab = Lab::new();
+    lab.write("source/p.parquet", &table(2));
+    lab.write("target/p.parquet", &table(2));
+    let text = format!(
+        "{}\n[[pair]]\nname = \"gone\"\nsource = '{}'\ntarget = '{}'\nkey = [\"id\"]\n",
+        lab.config_text(&["id"], ""),
+        lab.loc("source"),
+        lab.loc("nowhere"),
+    );
+    lab.put("two.toml", text.as_bytes());
+    let config = lab.path("two.toml");
+    let json = lab.run_json(&config, 2);
+    let pairs = json.as_array().expect("one entry a pair");
+    assert_eq!(pairs.len(), 2, "{json:#}");
+    assert_eq!(pairs[0]["pair"], "t");
+    assert_eq!(pairs[0]["status"], "PASS");
+    assert_eq!(pairs[1]["pair"], "gone");
+    assert_eq!(pairs[1]["status"], "ERROR");
+    assert_eq!(pairs[1]["error_type"], "TableNotFound");
+    assert!(
+        pairs[1]["error"].as_str().unwrap().contains("nowhere"),
+        "{json:#}"
+    );
+
+    // One pair: the object itself.
+    let one = lab
+        .cli(&[
+            "diff", "source", "nowhere", "--key", "id", "--out", "out", "--json",
+        ])
+        .expect_code(2)
+        .json();
+    assert_eq!(one["status"], "ERROR", "{one:#}");
+    assert_eq!(one["error_type"], "TableNotFound");
 }

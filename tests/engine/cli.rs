@@ -330,17 +330,7 @@ fn sample_data_planted_counts_exclude_a_changed_row_that_was_duplicated() {
         "{planted:?}"
     );
     let config = lab.path("demo/recon.toml");
-    let json = lab
-        .cli(&[
-            "run",
-            "--config",
-            config.to_str().unwrap(),
-            "--out",
-            "out",
-            "--json",
-        ])
-        .expect_code(1)
-        .json();
+    let json = lab.run_json(&config, 1);
     let t = &json["totals"];
     assert_eq!(t["source_rows"], planted.source_rows);
     assert_eq!(t["target_rows"], planted.target_rows);

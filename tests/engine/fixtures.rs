@@ -182,6 +182,15 @@ impl Lab {
     pub fn cli(&self, args: &[&str]) -> CliOutput {
         cli_in(self.root(), args)
     }
+
+    /// `glue-recon run --config CONFIG --out out --json`, expecting exit `code`: the
+    /// JSON it printed.
+    pub fn run_json(&self, config: &Path, code: i32) -> serde_json::Value {
+        let config = config.to_str().unwrap();
+        self.cli(&["run", "--config", config, "--out", "out", "--json"])
+            .expect_code(code)
+            .json()
+    }
 }
 
 fn block_on<F: std::future::Future>(f: F) -> F::Output {
