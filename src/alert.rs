@@ -8,6 +8,7 @@ use std::fmt::Write;
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::ReconError;
 use crate::partial::FindingKind;
 use crate::report::{Report, Status};
 use crate::runner::ReportLocation;
@@ -42,6 +43,32 @@ pub struct Alert {
 
 /// A report and where it was written.
 pub type WrittenReport<'a> = (&'a Report, &'a ReportLocation);
+
+/// A pair that could not run (bad table, schema, config): what `--json` prints in its
+/// report's place and what [`Alert::for_not_run`] tells.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NotRun {
+    /// The pair.
+    pub pair: String,
+    /// Always `ERROR`, where a report has its verdict.
+    pub status: &'static str,
+    /// The error's stable name ([`ReconError::error_type`]).
+    pub error_type: &'static str,
+    /// The error, for people.
+    pub error: String,
+}
+
+impl NotRun {
+    /// Pair `pair` stopped with `error`.
+    pub fn new(pair: &str, error: &ReconError) -> NotRun {
+        NotRun {
+            pair: pair.to_string(),
+            status: "ERROR",
+            error_type: error.error_type(),
+            error: error.to_string(),
+        }
+    }
+}
 
 /// SNS subjects must be ASCII without control characters, at most 100 long.
 fn subject_text(text: &str) -> String {
@@ -167,6 +194,30 @@ impl Alert {
     pub fn with_dashboard(mut self, uri: &str) -> Alert {
         let _ = writeln!(self.message, "dashboard: {uri}");
         self
+    }
+
+    /// The alert that pairs could not run (status `ERROR`, as the state machine's
+    /// alert when a reconciliation cannot run).
+    pub fn for_not_run(pairs: &[NotRun]) -> Alert {
+        let names: Vec<&str> = pairs.iter().map(|p| p.pair.as_str()).collect();
+        let subject = format!(
+            "glue-recon ERROR: {} pair{} could not run: {}",
+            pairs.len(),
+            if pairs.len() == 1 { "" } else { "s" },
+            names.join(", ")
+        );
+        let mut message = String::from("glue-recon could not run the reconciliation of:\n\n");
+        for p in pairs {
+            let _ = writeln!(message, "{} ({}): {}", p.pair, p.error_type, p.error);
+        }
+        Alert {
+            subject: subject_text(&subject),
+            message,
+            attributes: AlertAttributes {
+                status: "ERROR".into(),
+                pair: names.join(","),
+            },
+        }
     }
 
     /// The alert of one run over one or more pairs (the worst verdict leads).

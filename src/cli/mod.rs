@@ -21,6 +21,7 @@ use clap::{Parser, Subcommand};
 
 use diff::DiffPair;
 
+use glue_recon::alert::NotRun;
 use glue_recon::budget::MemoryBudget;
 use glue_recon::config::{Config, PairConfig};
 use glue_recon::history::{History, apply_drift, load_history, record_run};
@@ -317,15 +318,6 @@ impl PendingHistory {
     }
 }
 
-/// A pair that could not run, as `--json` prints it.
-#[derive(serde::Serialize)]
-struct NotRun {
-    pair: String,
-    status: &'static str,
-    error_type: &'static str,
-    error: String,
-}
-
 /// What `--json` prints for one pair: its report, or why it did not run.
 #[derive(serde::Serialize)]
 #[serde(untagged)]
@@ -375,7 +367,6 @@ async fn run_pairs(
     let mut worst = Status::Pass;
     let mut reports = Vec::new();
     let mut locations = Vec::new();
-    let mut failed_to_run = false;
     // What the pairs gave, in order: a report (its index), or why the pair did not run.
     let mut outcomes: Vec<std::result::Result<usize, NotRun>> = Vec::new();
     let mut history = PendingHistory::start(&opts.storage, &root);
@@ -397,13 +388,7 @@ async fn run_pairs(
             Err(e) => {
                 bar.finish();
                 eprintln!("error: pair `{}`: {e}", pair.name);
-                outcomes.push(Err(NotRun {
-                    pair: pair.name.clone(),
-                    status: "ERROR",
-                    error_type: e.error_type(),
-                    error: e.to_string(),
-                }));
-                failed_to_run = true;
+                outcomes.push(Err(NotRun::new(&pair.name, &e)));
             }
         }
     }
@@ -436,6 +421,23 @@ async fn run_pairs(
             out!("alert: published to {topic} (message {id})");
         }
     }
+    let not_run: Vec<NotRun> = outcomes
+        .iter()
+        .filter_map(|o| o.as_ref().err().cloned())
+        .collect();
+    if let (Some(topic), Some(conf)) = (&sns_topic, &aws)
+        && !not_run.is_empty()
+    {
+        let alert = glue_recon::alert::Alert::for_not_run(&not_run);
+        let publisher = glue_recon::aws::sns::SnsPublisher::from_conf(conf, topic);
+        let id = publisher.publish(&alert).await?;
+        if !output.quiet && !output.json {
+            out!(
+                "alert: published to {topic} (message {id}): {}",
+                alert.subject
+            );
+        }
+    }
     if output.json {
         let printed: Vec<PairOutput> = outcomes
             .iter()
@@ -450,7 +452,7 @@ async fn run_pairs(
         };
         out!("{json}");
     }
-    Ok(if failed_to_run {
+    Ok(if !not_run.is_empty() {
         ExitCode::from(2)
     } else if worst == Status::Fail {
         ExitCode::from(1)

@@ -193,3 +193,54 @@ async fn cli_on_glue_and_s3_matches_local_writes_s3_and_alerts_sns() {
     assert_eq!(m["MessageAttributes"]["status"]["Value"], "FAIL");
     assert_eq!(m["MessageAttributes"]["pair"]["Value"], "orders");
 }
+
+/// A pair that cannot run (its source is gone) still reaches the subscribers: an
+/// `ERROR` alert naming the pair and the error, as the state machine sends one when
+/// a reconciliation cannot run; the CLI exits 2 and `--json` names the pair.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_pair_that_cannot_run_alerts_sns_as_error() {
+    let conf = moto::sdk_config().await;
+    let dir = tempfile::tempdir().unwrap();
+    let bucket = moto::unique("gr-cli-gone");
+    moto::bucket(&moto::s3(&conf), &bucket).await;
+    let (topic_arn, queue_url) = topic_with_queue(&conf, &moto::unique("gr-cli-errors")).await;
+    let config = dir.path().join("gone.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[pair]]\nname = \"orders\"\nsource = \"s3://{bucket}/gone/\"\ntarget = \"s3://{bucket}/also-gone/\"\nkey = [\"id\"]\n"
+        ),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_glue-recon"))
+        .args(["run", "--config", config.to_str().unwrap(), "--json"])
+        .args(["--out", dir.path().join("out").to_str().unwrap()])
+        .args(["--sns-topic", &topic_arn])
+        .envs(moto::child_env())
+        .output()
+        .expect("run glue-recon");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let printed: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(printed["pair"], "orders");
+    assert_eq!(printed["status"], "ERROR");
+
+    let messages = receive(&conf, &queue_url).await;
+    assert_eq!(messages.len(), 1, "one alert expected: {messages:?}");
+    let m = &messages[0];
+    let subject = m["Subject"].as_str().unwrap();
+    assert!(
+        subject.starts_with("glue-recon ERROR: 1 pair could not run: orders"),
+        "{subject}"
+    );
+    let body = m["Message"].as_str().unwrap();
+    assert!(body.contains("orders (TableNotFound)"), "{body}");
+    assert!(body.contains(&format!("s3://{bucket}/gone/")), "{body}");
+    assert_eq!(m["MessageAttributes"]["status"]["Value"], "ERROR");
+    assert_eq!(m["MessageAttributes"]["pair"]["Value"], "orders");
+}
