@@ -359,13 +359,9 @@ impl Config {
     }
 
     /// Write `s3a://` and `s3n://` locations (tables, report folder) as the `s3://`
-    /// locations of the same objects ([`crate::table::s3_form`]).
+    /// locations of the same objects ([`crate::table::s3_normalized`]).
     fn s3_locations_in_s3_form(&mut self) {
-        let fix = |loc: &mut String| {
-            if let Some(s3) = crate::table::s3_form(loc) {
-                *loc = s3;
-            }
-        };
+        let fix = |loc: &mut String| *loc = crate::table::s3_normalized(std::mem::take(loc));
         for pair in &mut self.pairs {
             fix(&mut pair.source);
             fix(&mut pair.target);

@@ -84,6 +84,11 @@ pub fn s3_form(location: &str) -> Option<String> {
         .map(|rest| format!("s3://{rest}"))
 }
 
+/// `location` in its `s3://` form when it is on S3 ([`s3_form`]), else unchanged.
+pub fn s3_normalized(location: String) -> String {
+    s3_form(&location).unwrap_or(location)
+}
+
 /// One Parquet file of a table with its partition values.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TableFile {

@@ -230,7 +230,7 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             note,
             out,
         } => {
-            let out = glue_recon::table::s3_form(&out).unwrap_or(out);
+            let out = glue_recon::table::s3_normalized(out);
             let storage = storage_for(&out).await;
             let req = glue_recon::resolution::ResolveRequest {
                 pair,
@@ -258,7 +258,7 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Dashboard { out } => {
-            let out = glue_recon::table::s3_form(&out).unwrap_or(out);
+            let out = glue_recon::table::s3_normalized(out);
             let storage = storage_for(&out).await;
             let dash =
                 glue_recon::dashboard::write_dashboard(&storage, &out, Default::default(), None)
@@ -335,7 +335,7 @@ async fn run_pairs(
     let root = output
         .out
         .clone()
-        .map(|out| glue_recon::table::s3_form(&out).unwrap_or(out))
+        .map(glue_recon::table::s3_normalized)
         .or_else(|| config.defaults.report_dir.clone())
         .unwrap_or_else(|| "recon-out".into());
     let bar = progress::Bar::new(output.quiet || output.json);
