@@ -20,6 +20,7 @@ const INITIAL: RowHash = [
 pub const PADDING_MIN: usize = 9;
 
 /// The length of a `len`-byte message with its padding: whole 64-byte blocks.
+#[inline]
 pub fn padded_len(len: usize) -> usize {
     (len + PADDING_MIN).next_multiple_of(64)
 }
@@ -33,6 +34,7 @@ pub const PADDING_ROOM: usize = PADDING_MIN + 63;
 /// start of `buf`: a 1 bit, zeros, and the message length in bits at the end of the
 /// last block. `buf` needs [`PADDING_ROOM`] bytes after the message (and at least
 /// [`padded_len`] bytes); the zeros are one fixed-size store, whatever the length.
+#[inline]
 pub fn pad(buf: &mut [u8], len: usize) {
     let padded = padded_len(len);
     let zeros: &mut [u8; 64] = (&mut buf[len + 1..len + 65]).try_into().expect("64 bytes");
@@ -45,6 +47,7 @@ pub fn pad(buf: &mut [u8], len: usize) {
 /// The SHA-256 of a message that [`pad`] padded. Pad a batch of rows first
 /// and hash them after: the padding's narrow stores are then long done when the wide
 /// loads of the compression read them (loading right after storing stalls the CPU).
+#[inline]
 pub fn sha256_padded(padded: &[u8]) -> RowHash {
     let (blocks, rest) = padded.as_chunks::<64>();
     debug_assert!(rest.is_empty(), "not padded");

@@ -87,11 +87,13 @@ impl RowSlots {
     }
 
     /// The bytes written so far to each row.
+    #[inline]
     pub fn lens(&self) -> &[usize] {
         &self.lens
     }
 
     /// The bytes of row `r`.
+    #[inline]
     pub fn row(&self, r: usize) -> &[u8] {
         let start = r * self.stride;
         &self.buf[start..start + self.lens[r]]
@@ -118,6 +120,7 @@ impl RowSlots {
     }
 
     /// Row `r` with its padding, in whole blocks.
+    #[inline]
     pub fn padded(&self, r: usize) -> &[u8] {
         let start = r * self.stride;
         &self.buf[start..start + row_hash::padded_len(self.lens[r])]
