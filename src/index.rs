@@ -137,6 +137,8 @@ impl Spill {
             c.keys.reserve(c.recs.capacity() * key.len());
         }
         c.keys.extend_from_slice(key);
+        // And the key arena's line a few keys on, for the same reason.
+        prefetch(c.keys.as_ptr().wrapping_add(c.keys.len() + 32).cast());
         c.tol.extend(tol);
     }
 }
@@ -205,6 +207,9 @@ struct Entry {
 /// hint 16-32 ahead took 4-5% off a reconciliation's CPU on an Intel Xeon host, where
 /// the hardware alone left the join waiting on memory for half its time.
 const JOIN_AHEAD: usize = 32;
+
+/// How many keys ahead of the one it visits the join fetches the keys' first rows.
+const KEYS_AHEAD: usize = 8;
 
 /// Ask the CPU to bring the cache line of `r` in (a hint: `r` need not be valid).
 #[inline(always)]
@@ -412,7 +417,17 @@ impl PartitionIndex {
                     (info, &c.tol[r.tol_start as usize..r.tol_start as usize + w])
                 })
             };
-            for e in &entries {
+            for (i, e) in entries.iter().enumerate() {
+                // The first rows of keys further on, which for the target side are
+                // anywhere in the bucket.
+                if let Some(ahead) = entries.get(i + KEYS_AHEAD) {
+                    for s in 0..2 {
+                        if ahead.count[s] > 0 {
+                            let (chunk, rec) = ahead.first[s];
+                            prefetch(&chunks[chunk as usize].1.recs[rec as usize]);
+                        }
+                    }
+                }
                 let (source, target) = (side(e, 0), side(e, 1));
                 f(KeyView {
                     key: key_of(e),
