@@ -4,7 +4,7 @@
 
 use std::ops::Range;
 
-use super::{Encoder, Kind, StringRules};
+use super::{DictValues, Encoder, Kind, StringRules};
 
 /// A header and a 64-bit number (a length, a count).
 const TAG_NUMBER: usize = 9;
@@ -131,10 +131,28 @@ impl Encoder<'_> {
                 self.fold(&rows, fold, 1, offset_lens(a.value_offsets(), &rows))
             }
             Kind::BinaryView(a) => self.fold(&rows, fold, 1, view_lens(a.views(), &rows)),
-            Kind::Dict { keys, values, .. } => {
+            Kind::Dict {
+                keys,
+                values: DictValues::Encoded(values),
+                ..
+            } => {
                 let lens = keys[rows.clone()]
                     .iter()
                     .map(|&k| values.get(k).map_or(0, Vec::len));
+                self.fold(&rows, fold, 1, lens)
+            }
+            Kind::Dict {
+                keys,
+                values: DictValues::PerRow { values, len },
+                ..
+            } => {
+                let lens = keys[rows.clone()].iter().map(|&k| {
+                    if k < *len {
+                        values.max_len(k..k + 1)
+                    } else {
+                        0
+                    }
+                });
                 self.fold(&rows, fold, 1, lens)
             }
             _ => return None,

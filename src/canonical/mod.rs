@@ -104,6 +104,21 @@ pub struct Encoder<'a> {
     kind: Kind<'a>,
 }
 
+/// The values of a dictionary-encoded column's batch. A dictionary is the whole row
+/// group's (a Parquet dictionary page holds up to a megabyte of values), which can be
+/// far more values than the batch has rows.
+enum DictValues<'a> {
+    /// Each value encoded once, when the batch has at least twice as many rows.
+    Encoded(Vec<Vec<u8>>),
+    /// Each row's value encoded as the row is: a batch of 8192 rows that pointed into
+    /// 100,000 values took six times as long encoded up front.
+    PerRow {
+        values: Box<Encoder<'a>>,
+        /// How many values there are (keys of NULL rows may point anywhere).
+        len: usize,
+    },
+}
+
 enum Kind<'a> {
     AllNull,
     /// The same pre-encoded value on every row (partition values).
@@ -142,10 +157,10 @@ enum Kind<'a> {
     IntervalYm(&'a [i32]),
     IntervalDt(&'a [IntervalDayTime]),
     IntervalMdn(&'a [IntervalMonthDayNano]),
-    /// Dictionary: each distinct value encoded once, rows point at it.
+    /// Dictionary: rows point at its values.
     Dict {
         keys: Vec<usize>,
-        values: Vec<Vec<u8>>,
+        values: DictValues<'a>,
         /// Whether a value is NULL (so rows with valid keys may still be NULL).
         null_value: bool,
     },
@@ -224,16 +239,25 @@ impl<'a> Encoder<'a> {
             DataType::Dictionary(_, _) => {
                 let dict = array.as_any_dictionary();
                 let values_enc = Encoder::new(dict.values().as_ref(), rules, column)?;
-                let values: Vec<Vec<u8>> = (0..dict.values().len())
-                    .map(|i| {
-                        let mut buf = Vec::new();
-                        values_enc.encode(i, &mut buf);
-                        buf
-                    })
-                    .collect();
+                let (null_value, values) = if dict.values().len() <= array.len() / 2 {
+                    let encoded: Vec<Vec<u8>> = (0..dict.values().len())
+                        .map(|i| {
+                            let mut buf = Vec::new();
+                            values_enc.encode(i, &mut buf);
+                            buf
+                        })
+                        .collect();
+                    let null_value = encoded.iter().any(|v| is_null_encoding(v));
+                    (null_value, DictValues::Encoded(encoded))
+                } else {
+                    let null_value = values_enc.may_be_null();
+                    let len = dict.values().len();
+                    let values = Box::new(values_enc);
+                    (null_value, DictValues::PerRow { values, len })
+                };
                 Kind::Dict {
                     keys: dict.normalized_keys(),
-                    null_value: values.iter().any(|v| is_null_encoding(v)),
+                    null_value,
                     values,
                 }
             }
@@ -401,9 +425,19 @@ impl<'a> Encoder<'a> {
             Kind::IntervalMdn(v) => self.each(rows, |row, out| {
                 interval(out, v[row].months, v[row].days, v[row].nanoseconds)
             }),
-            Kind::Dict { keys, values, .. } => {
-                self.each(rows, |row, out| out.bytes(&values[keys[row]]))
-            }
+            Kind::Dict {
+                keys,
+                values: DictValues::Encoded(values),
+                ..
+            } => self.each(rows, |row, out| out.bytes(&values[keys[row]])),
+            // Through `&mut dyn Out`, as nested values below.
+            Kind::Dict {
+                keys,
+                values: DictValues::PerRow { values, .. },
+                ..
+            } => self.each(rows, |row, out| {
+                values.encode(keys[row], out as &mut dyn Out)
+            }),
             // Nested values go through `&mut dyn Out`: with the writer's own type, each
             // level would instantiate the encoder for `&mut` of the level above, forever.
             Kind::List { offsets, child } => self.each(rows, |row, out| {
@@ -908,6 +942,47 @@ mod tests {
         assert!(Encoder::constant_text(None, rules).may_be_null());
         assert!(!Encoder::constant_text(Some("x"), rules).may_be_null());
         assert!(Encoder::all_null().may_be_null());
+    }
+
+    #[test]
+    fn dictionary_rows_encode_as_their_values_whether_encoded_up_front_or_per_row() {
+        let values = || {
+            Arc::new(StringArray::from(vec![
+                Some("a"),
+                None,
+                Some(""),
+                Some("ccc"),
+            ]))
+        };
+        // Three rows point into four values (encoded per row); twenty into the same
+        // four (encoded up front). NULL keys and the NULL value both encode as NULL.
+        let few = vec![Some(3), None, Some(1)];
+        let many: Vec<Option<i32>> = (0..20).map(|i| (i % 6 != 5).then_some(i % 4)).collect();
+        for keys in [few, many] {
+            let dict =
+                DictionaryArray::<Int32Type>::try_new(Int32Array::from(keys.clone()), values())
+                    .unwrap();
+            let plain: StringArray = keys
+                .iter()
+                .map(|k| k.and_then(|k| [Some("a"), None, Some(""), Some("ccc")][k as usize]))
+                .collect();
+            let rules = StringRules::default();
+            let (d, p) = (
+                Encoder::new(&dict, rules, "d").unwrap(),
+                Encoder::new(&plain, rules, "p").unwrap(),
+            );
+            let mut slots = RowSlots::for_keys();
+            slots.reset(keys.len(), d.max_len(0..keys.len()));
+            d.encode_rows(0, &mut slots);
+            for r in 0..keys.len() {
+                let (mut got, mut want) = (Vec::new(), Vec::new());
+                d.encode(r, &mut got);
+                p.encode(r, &mut want);
+                assert_eq!(got, want, "row {r} of {}", keys.len());
+                assert_eq!(slots.row(r), want.as_slice(), "slot {r} of {}", keys.len());
+            }
+            assert!(d.may_be_null());
+        }
     }
 
     #[test]

@@ -268,6 +268,28 @@ fn a_changed_dictionary_string_is_found() {
     );
 }
 
+/// A Parquet dictionary is its row group's: a batch can point into a few values or
+/// into more values than it has rows (both are encoded as plain text is).
+#[test]
+fn dictionaries_of_few_values_or_of_a_value_a_row_match_plain_text() {
+    let n = 3000;
+    for distinct in [5, n] {
+        let values: Vec<Option<String>> = (0..n)
+            .map(|i| (i % 11 != 3).then(|| format!("value {}", i % distinct)))
+            .collect();
+        let dict = || {
+            arr(values
+                .iter()
+                .map(|v| v.as_deref())
+                .collect::<DictionaryArray<Int32Type>>())
+        };
+        assert_equivalent(arr(StringArray::from(values.clone())), dict());
+        let mut changed = values.clone();
+        changed[7] = Some("other".into());
+        assert_only_row_differs(dict(), arr(StringArray::from(changed)), 7);
+    }
+}
+
 #[test]
 fn column_order_and_name_case_do_not_matter() {
     let source = batch(vec![
