@@ -81,6 +81,7 @@ impl Rec {
 const _: () = assert!(std::mem::size_of::<Rec>() == 64);
 
 /// The rows of one side, one task and one bucket.
+#[derive(Default)]
 struct Chunk {
     recs: Vec<Rec>,
     keys: Vec<u8>,
@@ -97,6 +98,53 @@ impl Chunk {
     #[inline]
     fn key(&self, r: &Rec) -> &[u8] {
         self.key_at(r.key_start, r.key_len)
+    }
+
+    /// Append `other`'s rows, or give `other` back when this chunk's arenas could no
+    /// longer be addressed by a record's 32-bit offsets.
+    fn append(&mut self, other: Chunk) -> Option<Chunk> {
+        let fits = |now: usize, more: usize| now + more <= u32::MAX as usize;
+        if !fits(self.keys.len(), other.keys.len()) || !fits(self.tol.len(), other.tol.len()) {
+            return Some(other);
+        }
+        let (key_base, tol_base) = (self.keys.len() as u32, self.tol.len() as u32);
+        self.recs.extend(other.recs.iter().map(|r| Rec {
+            key_start: r.key_start + key_base,
+            tol_start: r.tol_start + tol_base,
+            ..*r
+        }));
+        self.keys.extend_from_slice(&other.keys);
+        self.tol.extend_from_slice(&other.tol);
+        None
+    }
+}
+
+/// Chunks of fewer rows than this are copied into their bucket's shared chunk of
+/// their side instead of kept apart: a task of a small row group scatters a row or
+/// two to each bucket, and 4000 files of 250 rows a side made a million chunks whose
+/// allocations took three times the memory of their rows.
+const SMALL_CHUNK: usize = 64;
+
+/// The rows the tasks handed over for one bucket.
+#[derive(Default)]
+struct Bucket {
+    /// Chunks as the tasks wrote them, with their side.
+    chunks: Vec<(Side, Chunk)>,
+    /// Per side, the rows of the small chunks, together.
+    small: [Chunk; 2],
+}
+
+impl Bucket {
+    /// Take the bucket's chunks (the small ones' together last).
+    fn take(&mut self) -> Vec<(Side, Chunk)> {
+        let mut chunks = std::mem::take(&mut self.chunks);
+        for side in [Side::Source, Side::Target] {
+            let small = std::mem::take(&mut self.small[side.index()]);
+            if !small.recs.is_empty() {
+                chunks.push((side, small));
+            }
+        }
+        chunks
     }
 }
 
@@ -166,7 +214,7 @@ pub struct NullKeyRow {
 /// The index of one partition (both sides).
 pub struct PartitionIndex {
     /// Per bucket, the chunks the tasks handed over, with their side.
-    buckets: Vec<Mutex<Vec<(Side, Chunk)>>>,
+    buckets: Vec<Mutex<Bucket>>,
     /// Where the chunks go instead, for a partition kept on disk.
     disk: Option<OnDisk>,
     bucket_mask: usize,
@@ -270,7 +318,7 @@ impl PartitionIndex {
 
     fn with_store(tol_width: usize, buckets: usize, disk: Option<OnDisk>) -> Self {
         PartitionIndex {
-            buckets: (0..buckets).map(|_| Mutex::new(Vec::new())).collect(),
+            buckets: (0..buckets).map(|_| Mutex::default()).collect(),
             disk,
             bucket_mask: buckets - 1,
             null_keys: Mutex::new(Vec::new()),
@@ -315,8 +363,16 @@ impl PartitionIndex {
             return disk.write(spill.side, &spill.chunks);
         }
         for (bucket, chunk) in self.buckets.iter().zip(spill.chunks) {
-            if !chunk.recs.is_empty() {
-                bucket.lock().expect("poisoned").push((spill.side, chunk));
+            if chunk.recs.is_empty() {
+                continue;
+            }
+            let mut bucket = bucket.lock().expect("poisoned");
+            let apart = match chunk.recs.len() < SMALL_CHUNK {
+                true => bucket.small[spill.side.index()].append(chunk),
+                false => Some(chunk),
+            };
+            if let Some(chunk) = apart {
+                bucket.chunks.push((spill.side, chunk));
             }
         }
         Ok(())
@@ -351,12 +407,13 @@ impl PartitionIndex {
         let mut table: HashTable<u32> = HashTable::new();
         let mut entries: Vec<Entry> = Vec::new();
         for (bucket_no, bucket) in self.buckets.iter().enumerate() {
-            let mut chunks = std::mem::take(&mut *bucket.lock().expect("poisoned"));
+            let mut chunks = bucket.lock().expect("poisoned").take();
             if let Some(disk) = &self.disk {
                 chunks.extend(disk.take(bucket_no)?);
             }
-            // Sides and files in order, whatever order the tasks ended in: the first
-            // row of a key is then the first in the files.
+            // Sides and files in order, whatever order the tasks ended in, so the
+            // first row of a key is mostly seen first (a shared chunk of small ones
+            // holds rows of many files: the visit keeps the first by location).
             chunks.sort_by_key(|(side, c)| (side.index(), c.recs[0].loc()));
             let rec = |(chunk, rec): (u32, u32)| {
                 let c = &chunks[chunk as usize].1;
@@ -400,7 +457,7 @@ impl PartitionIndex {
                         }
                     };
                     let e = &mut entries[at];
-                    if e.count[s] == 0 {
+                    if e.count[s] == 0 || r.loc() < rec(e.first[s]).1.loc() {
                         e.first[s] = here;
                     }
                     e.count[s] += 1;
@@ -538,5 +595,30 @@ mod tests {
             // Drained: a second pass sees nothing.
             assert!(drain(&index).is_empty());
         }
+    }
+
+    #[test]
+    fn small_chunks_copied_together_keep_their_rows_and_the_first_row() {
+        let index = PartitionIndex::new(1, 1);
+        // A task of its own chunk (file 2), then small ones of files 1 and 0, which
+        // share one chunk in the order they end.
+        let mut big = index.spill(Side::Source, 100);
+        for i in 0..SMALL_CHUNK as u64 * 2 {
+            push(&index, &mut big, &format!("k{i}"), 2, i);
+        }
+        index.absorb(big).unwrap();
+        for (file, row) in [(1, 4), (0, 6)] {
+            let mut small = index.spill(Side::Source, 2);
+            push(&index, &mut small, "k5", file, row);
+            push(&index, &mut small, &format!("only{file}"), file, row + 1);
+            index.absorb(small).unwrap();
+        }
+        let seen = drain(&index);
+        let at = |file, row| RowLoc { file, row };
+        assert_eq!(seen.len(), SMALL_CHUNK * 2 + 2);
+        assert_eq!(seen["k5"][0], Some((3, at(0, 6), 6, vec![Some(6.5)])));
+        assert_eq!(seen["k7"][0], Some((1, at(2, 7), 7, vec![Some(7.5)])));
+        assert_eq!(seen["only1"][0], Some((1, at(1, 5), 5, vec![Some(5.5)])));
+        assert_eq!(seen["only0"][0], Some((1, at(0, 7), 7, vec![Some(7.5)])));
     }
 }
