@@ -6,6 +6,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use futures::StreamExt;
+use parquet::basic::Type as PhysicalType;
+use parquet::file::metadata::{ColumnChunkMetaData, RowGroupMetaData};
 use sha2::{Digest, Sha256};
 use tokio::sync::Semaphore;
 
@@ -86,6 +88,31 @@ impl Turns {
 fn index_bytes(rows: usize, tol_width: usize) -> u64 {
     let per_row = 64 + 16 + 16 * tol_width as u64;
     rows as u64 * per_row * 5 / 4
+}
+
+/// Bytes the decoded batches of a row group take in memory, estimated from its
+/// footer: per column, the larger of its uncompressed bytes and its values at their
+/// Arrow width (a dictionary-encoded column decodes to far more than its pages), and
+/// for strings and binaries a 16-byte view a value on top of the pages it points
+/// into. The footer's own total alone took a third of the memory of a wide table's
+/// batches.
+fn decoded_bytes(rg: &RowGroupMetaData) -> u64 {
+    rg.columns().iter().map(column_decoded_bytes).sum()
+}
+
+/// [`decoded_bytes`] of one column chunk.
+fn column_decoded_bytes(c: &ColumnChunkMetaData) -> u64 {
+    let values = c.num_values().max(0) as u64;
+    let pages = c.uncompressed_size().max(0) as u64;
+    let width = match c.column_type() {
+        PhysicalType::BOOLEAN => return pages.max(values.div_ceil(8)),
+        PhysicalType::BYTE_ARRAY => return pages + 16 * values,
+        // Decimals decode to 16 or 32 bytes whatever their stored width.
+        PhysicalType::FIXED_LEN_BYTE_ARRAY => c.column_descr().type_length().max(16) as u64,
+        PhysicalType::INT32 | PhysicalType::FLOAT => 4,
+        PhysicalType::INT64 | PhysicalType::DOUBLE | PhysicalType::INT96 => 8,
+    };
+    pages.max(values * width)
 }
 
 /// The kept batches of an item: per side, per file.
@@ -210,14 +237,14 @@ impl ItemRunner {
                 PartitionIndex::on_disk(tol_width, expected)?
             }
         });
-        let bytes: i64 = sides
+        let bytes: u64 = sides
             .iter()
             .flat_map(|(_, files)| files.iter())
             .flat_map(|f| f.meta.metadata().row_groups().iter())
-            .map(|rg| rg.total_byte_size())
+            .map(decoded_bytes)
             .sum();
         // Held until the item is done, with the batches it pays for.
-        let retain_permit = self.retain.try_reserve(bytes.max(0) as u64);
+        let retain_permit = self.retain.try_reserve(bytes);
         let retain = retain_permit.is_some();
         let mut retained: RetainedItem = [
             vec![Vec::new(); sides[0].1.len()],
@@ -506,5 +533,54 @@ mod tests {
         assert!(poll!(third.as_mut()).is_pending());
         drop(second);
         assert_eq!(third.await.collect::<Vec<_>>(), [4]);
+    }
+}
+
+#[cfg(test)]
+mod decoded_bytes_tests {
+    use std::sync::Arc;
+
+    use arrow::array::{ArrayRef, Int32Array, RecordBatch, StringArray};
+    use bytes::Bytes;
+    use parquet::arrow::ArrowWriter;
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+
+    use super::{column_decoded_bytes, decoded_bytes};
+
+    #[test]
+    fn dictionary_pages_and_string_views_count_at_their_decoded_size() {
+        let n = 50_000usize;
+        let columns: Vec<(&str, ArrayRef)> = vec![
+            // Seven distinct values: a dictionary page and a few bits a row.
+            (
+                "few",
+                Arc::new(Int32Array::from_iter_values((0..n as i32).map(|i| i % 7))),
+            ),
+            (
+                "text",
+                Arc::new(StringArray::from_iter_values(
+                    (0..n).map(|i| format!("t{i}")),
+                )),
+            ),
+        ];
+        let batch = RecordBatch::try_from_iter(columns).unwrap();
+        let mut file = Vec::new();
+        let mut writer = ArrowWriter::try_new(&mut file, batch.schema(), None).unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+        let reader = SerializedFileReader::new(Bytes::from(file)).unwrap();
+        let rg = reader.metadata().row_group(0);
+        let (few, text) = (rg.column(0), rg.column(1));
+        assert!(
+            (few.uncompressed_size() as usize) < n * 4,
+            "dictionary-encoded"
+        );
+        assert_eq!(column_decoded_bytes(few), n as u64 * 4, "as 32-bit values");
+        assert_eq!(
+            column_decoded_bytes(text),
+            text.uncompressed_size() as u64 + 16 * n as u64,
+            "the pages the views point into, and the views"
+        );
+        assert!(decoded_bytes(rg) > rg.total_byte_size() as u64);
     }
 }
