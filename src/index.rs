@@ -186,7 +186,7 @@ impl Spill {
         }
         c.keys.extend_from_slice(key);
         // And the key arena's line a few keys on, for the same reason.
-        prefetch(c.keys.as_ptr().wrapping_add(c.keys.len() + 32).cast());
+        prefetch(c.keys.as_ptr().wrapping_add(c.keys.len() + 32));
         c.tol.extend(tol);
     }
 }
@@ -213,7 +213,7 @@ pub struct NullKeyRow {
 
 /// The index of one partition (both sides).
 pub struct PartitionIndex {
-    /// Per bucket, the chunks the tasks handed over, with their side.
+    /// Per bucket, the rows the tasks handed over.
     buckets: Vec<Mutex<Bucket>>,
     /// Where the chunks go instead, for a partition kept on disk.
     disk: Option<OnDisk>,
@@ -259,13 +259,13 @@ const JOIN_AHEAD: usize = 32;
 /// How many keys ahead of the one it visits the join fetches the keys' first rows.
 const KEYS_AHEAD: usize = 8;
 
-/// Ask the CPU to bring the cache line of `r` in (a hint: `r` need not be valid).
+/// Ask the CPU to bring the cache line at `p` in (a hint: `p` need not be valid).
 #[inline(always)]
-fn prefetch(r: *const Rec) {
+fn prefetch<T>(p: *const T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch never faults and reads nothing; any address is allowed.
     unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(r.cast())
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast())
     };
 }
 
