@@ -402,40 +402,38 @@ async fn run_pairs(
         }
         dashboard = Some(recorded.dashboard.index);
     }
-    if worst != Status::Pass && !output.quiet && !output.json {
-        let written: Vec<_> = reports.iter().zip(&locations).collect();
-        let mut alert = glue_recon::alert::Alert::for_reports(&written);
-        if let Some(d) = &dashboard {
-            alert = alert.with_dashboard(d);
-        }
-        out!("\nalert: {}\n{}", alert.subject, alert.message.trim_end());
-    }
-    if let (Some(topic), Some(conf)) = (&sns_topic, &aws)
-        && worst != Status::Pass
-    {
+    // The alerts of this run: the reports' when one is not PASS, and the pairs that
+    // could not run.
+    let mut alerts = Vec::new();
+    if worst != Status::Pass {
         let written: Vec<_> = reports.iter().zip(&locations).collect();
         let alert = glue_recon::alert::Alert::for_reports(&written);
-        let publisher = glue_recon::aws::sns::SnsPublisher::from_conf(conf, topic);
-        let id = publisher.publish(&alert).await?;
         if !output.quiet && !output.json {
-            out!("alert: published to {topic} (message {id})");
+            let shown = match &dashboard {
+                Some(d) => alert.clone().with_dashboard(d),
+                None => alert.clone(),
+            };
+            out!("\nalert: {}\n{}", shown.subject, shown.message.trim_end());
         }
+        alerts.push(alert);
     }
     let not_run: Vec<NotRun> = outcomes
         .iter()
         .filter_map(|o| o.as_ref().err().cloned())
         .collect();
-    if let (Some(topic), Some(conf)) = (&sns_topic, &aws)
-        && !not_run.is_empty()
-    {
-        let alert = glue_recon::alert::Alert::for_not_run(&not_run);
+    if !not_run.is_empty() {
+        alerts.push(glue_recon::alert::Alert::for_not_run(&not_run));
+    }
+    if let (Some(topic), Some(conf)) = (&sns_topic, &aws) {
         let publisher = glue_recon::aws::sns::SnsPublisher::from_conf(conf, topic);
-        let id = publisher.publish(&alert).await?;
-        if !output.quiet && !output.json {
-            out!(
-                "alert: published to {topic} (message {id}): {}",
-                alert.subject
-            );
+        for alert in &alerts {
+            let id = publisher.publish(alert).await?;
+            if !output.quiet && !output.json {
+                out!(
+                    "alert: published to {topic} (message {id}): {}",
+                    alert.subject
+                );
+            }
         }
     }
     if output.json {
