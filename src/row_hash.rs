@@ -5,8 +5,15 @@
 //! buffer, and the digest stays as the eight state words ([`RowHash`]), which is all
 //! the differ needs (equality). The result is plain SHA-256; the tests check it
 //! against [`sha2::Sha256`].
+//!
+//! A batch's rows are hashed together ([`sha256_rows`]): sixteen at a time with
+//! AVX-512 where the CPU has it ([`sixteen_lanes`]), else one by one with `sha2`
+//! (SHA-NI where the CPU has that).
 
 use sha2::block_api::compress256;
+
+#[cfg(target_arch = "x86_64")]
+mod sixteen_lanes;
 
 /// A row's SHA-256 as its eight state words (the digest is their big-endian bytes).
 pub type RowHash = [u32; 8];
@@ -56,6 +63,35 @@ pub fn sha256_padded(padded: &[u8]) -> RowHash {
     state
 }
 
+/// The SHA-256 of each of `lens.len()` padded rows laid out `stride` bytes apart in
+/// `buf` (row `r` is the `lens[r]`-byte message at `r * stride`, padded by [`pad`]),
+/// passed to `each` with the row's number, in row order. Rows are handed on as soon
+/// as their group of sixteen is hashed, so what `each` stores to memory drains while
+/// the next group is computed.
+pub fn sha256_rows(
+    buf: &[u8],
+    stride: usize,
+    lens: &[usize],
+    mut each: impl FnMut(usize, RowHash),
+) {
+    let one = |r: usize| sha256_padded(&buf[r * stride..r * stride + padded_len(lens[r])]);
+    let mut done = 0;
+    #[cfg(target_arch = "x86_64")]
+    if sixteen_lanes::usable(stride) {
+        use sixteen_lanes::LANES;
+        for group in lens.as_chunks::<LANES>().0 {
+            let hashes = sixteen_lanes::sha256_16(&buf[done * stride..], stride, group);
+            for hash in hashes {
+                each(done, hash);
+                done += 1;
+            }
+        }
+    }
+    for r in done..lens.len() {
+        each(r, one(r));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -74,6 +110,34 @@ mod tests {
             let words = sha256_padded(padded);
             let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_be_bytes()).collect();
             assert_eq!(bytes, Sha256::digest(&msg).to_vec(), "length {len}");
+        }
+    }
+
+    /// Rows of every length from 0 to 299 bytes (1 to 6 blocks) mixed within each
+    /// group of sixteen, and a count that leaves a partial group: every lane keeps
+    /// its own block count, and the rows past the last group are hashed too.
+    #[test]
+    fn rows_hashed_together_equal_sha256_of_each_row() {
+        let stride = padded_len(299).next_multiple_of(16) + 16;
+        for rows in [1usize, 15, 16, 17, 100, 301] {
+            let lens: Vec<usize> = (0..rows).map(|r| (r * 37 + rows) % 300).collect();
+            let mut buf = vec![0x5Au8; rows * stride];
+            let mut msgs = Vec::new();
+            for (r, &len) in lens.iter().enumerate() {
+                let msg: Vec<u8> = (0..len).map(|i| (i * 13 + r * 7) as u8).collect();
+                buf[r * stride..r * stride + len].copy_from_slice(&msg);
+                pad(&mut buf[r * stride..], len);
+                msgs.push(msg);
+            }
+            let mut seen = Vec::new();
+            sha256_rows(&buf, stride, &lens, |r, words| seen.push((r, words)));
+            assert_eq!(seen.len(), rows, "{rows} rows: every row once");
+            for (want_r, (r, words)) in seen.into_iter().enumerate() {
+                assert_eq!(r, want_r, "{rows} rows: in row order");
+                let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_be_bytes()).collect();
+                let want = Sha256::digest(&msgs[r]).to_vec();
+                assert_eq!(bytes, want, "{rows} rows: row {r} of {} bytes", lens[r]);
+            }
         }
     }
 }

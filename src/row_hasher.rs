@@ -7,7 +7,7 @@
 //! lookups load the bytes back.
 
 use crate::canonical::{Encoder, is_null_encoding};
-use crate::row_hash::{self, RowHash};
+use crate::row_hash::RowHash;
 use crate::row_slots::RowSlots;
 
 /// One hashed row of a batch.
@@ -69,15 +69,13 @@ impl RowHasher {
             }
             self.values.pad_sha256();
             self.encode_keys(first, n, key_bound, keys);
-            for r in 0..n {
-                let hash =
-                    (!self.null_key[r]).then(|| row_hash::sha256_padded(self.values.padded(r)));
+            self.values.sha256_rows(|r, hash| {
                 visit(HashedRow {
                     row: first + r,
                     key: self.keys.row(r),
-                    hash,
-                });
-            }
+                    hash: (!self.null_key[r]).then_some(hash),
+                })
+            });
         }
     }
 

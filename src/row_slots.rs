@@ -10,7 +10,7 @@
 //! [`Encoder::max_len`]: crate::canonical::Encoder::max_len
 
 use crate::canonical::Out;
-use crate::row_hash;
+use crate::row_hash::{self, RowHash};
 
 /// Bytes of slots one chunk of rows aims at: a chunk stays in a core's L2 cache
 /// while its columns are encoded one after the other.
@@ -110,8 +110,8 @@ impl RowSlots {
     }
 
     /// Append SHA-256's padding to every row, after all rows are written and before
-    /// any is hashed (see [`row_hash::sha256_padded`]); a row then spans whole blocks
-    /// ([`RowSlots::padded`]).
+    /// any is hashed (see [`row_hash::sha256_padded`]); a row then spans whole
+    /// blocks.
     pub fn pad_sha256(&mut self) {
         assert_eq!(self.usage, Use::Sha256, "padding key slots");
         for (slot, &len) in self.buf.chunks_exact_mut(self.stride).zip(&self.lens) {
@@ -119,11 +119,11 @@ impl RowSlots {
         }
     }
 
-    /// Row `r` with its padding, in whole blocks.
-    #[inline]
-    pub fn padded(&self, r: usize) -> &[u8] {
-        let start = r * self.stride;
-        &self.buf[start..start + row_hash::padded_len(self.lens[r])]
+    /// The SHA-256 of every row, after [`RowSlots::pad_sha256`], passed to `each`
+    /// with the row's number, in row order (see [`row_hash::sha256_rows`]).
+    pub fn sha256_rows(&self, each: impl FnMut(usize, RowHash)) {
+        assert_eq!(self.usage, Use::Sha256, "hashing key slots");
+        row_hash::sha256_rows(&self.buf, self.stride, &self.lens, each);
     }
 }
 
@@ -190,12 +190,14 @@ mod tests {
         slots.reset(a.len(), enc.max_len(0..a.len()));
         enc.encode_rows(0, slots);
         slots.pad_sha256();
-        for r in 0..a.len() {
+        let mut hashes = Vec::new();
+        slots.sha256_rows(|_, hash| hashes.push(hash));
+        assert_eq!(hashes.len(), a.len(), "a hash a row");
+        for (r, hash) in hashes.iter().enumerate() {
             let mut want = Vec::new();
             enc.encode(r, &mut want);
             assert_eq!(slots.row(r), want.as_slice(), "row {r}");
-            let words = row_hash::sha256_padded(slots.padded(r));
-            let got: Vec<u8> = words.iter().flat_map(|w| w.to_be_bytes()).collect();
+            let got: Vec<u8> = hash.iter().flat_map(|w| w.to_be_bytes()).collect();
             assert_eq!(got, Sha256::digest(&want).to_vec(), "row {r}");
         }
     }

@@ -14,7 +14,6 @@ use arrow::datatypes::{Field, Int32Type};
 
 use super::fixtures::arr;
 use glue_recon::canonical::{Encoder, HASH_ENCODING_VERSION, StringRules};
-use glue_recon::row_hash::sha256_padded;
 use glue_recon::row_slots::RowSlots;
 
 fn hex(bytes: &[u8]) -> String {
@@ -161,12 +160,9 @@ fn row_hashes(columns: Vec<(&str, ArrayRef)>) -> Vec<String> {
         e.encode_rows(0, &mut slots);
     }
     slots.pad_sha256();
-    (0..rows)
-        .map(|r| {
-            let words = sha256_padded(slots.padded(r));
-            words.iter().map(|w| format!("{w:08x}")).collect()
-        })
-        .collect()
+    let mut hashes = Vec::new();
+    slots.sha256_rows(|_, words| hashes.push(words.iter().map(|w| format!("{w:08x}")).collect()));
+    hashes
 }
 
 /// The column-at-a-time path (row slots: keys and row hashes) writes exactly what
