@@ -364,25 +364,27 @@ pub async fn hash_row_group(
         let value_enc = prepared.encoders(&columns, nk..nk + nv)?;
         let floats = prepared.floats(nk + nv..columns.len())?;
         let mut nulls = Vec::new();
-        hasher.hash(n, &key_enc, &value_enc, |h| {
-            let loc = RowLoc {
-                file: file_no,
-                row: row + h.row as u64,
-            };
-            match h.hash {
-                Some(digest) => spill.push(
-                    task.index.key_hash(h.key),
-                    h.key,
-                    digest,
-                    loc,
-                    floats.iter().map(|a| float_at(a, h.row)),
-                ),
-                None => nulls.push(NullKeyRow {
-                    side: task.side,
-                    key: h.key.to_vec(),
-                    loc,
-                }),
-            }
+        spill.write(|spill| {
+            hasher.hash(n, &key_enc, &value_enc, |h| {
+                let loc = RowLoc {
+                    file: file_no,
+                    row: row + h.row as u64,
+                };
+                match h.hash {
+                    Some(digest) => spill.push(
+                        task.index.key_hash(h.key),
+                        h.key,
+                        digest,
+                        loc,
+                        floats.iter().map(|a| float_at(a, h.row)),
+                    ),
+                    None => nulls.push(NullKeyRow {
+                        side: task.side,
+                        key: h.key.to_vec(),
+                        loc,
+                    }),
+                }
+            })
         });
         task.index.add_null_keys(nulls);
         task.index.add_rows(task.side, n as u64);
