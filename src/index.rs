@@ -60,8 +60,8 @@ pub struct RowInfo {
 #[derive(Clone, Copy)]
 #[repr(C, align(64))]
 struct Rec {
-    hash64: u64,
     row_hash: RowHash,
+    hash64: u64,
     row: u64,
     file: u32,
     key_start: u32,
@@ -182,14 +182,14 @@ impl SpillWriter<'_> {
         &mut self,
         hash64: u64,
         key: &[u8],
-        row_hash: RowHash,
+        row_hash: &RowHash,
         loc: RowLoc,
         tol: impl Iterator<Item = Option<f64>>,
     ) {
         let c = &mut self.spill.chunks[bucket_of(hash64, self.spill.bucket_mask)];
         let rec = Rec {
             hash64,
-            row_hash,
+            row_hash: *row_hash,
             row: loc.row,
             file: loc.file,
             key_start: c.keys.len() as u32,
@@ -223,26 +223,15 @@ fn stream_rec(recs: &mut Vec<Rec>, rec: &Rec) {
         if recs.len() == recs.capacity() {
             recs.reserve(1);
         }
-        let pair = |lo: u32, hi: u32| (lo as u64 | (hi as u64) << 32) as i64;
-        let h = &rec.row_hash;
-        // The record's bytes in the order of its fields (pinned below).
-        let words = [
-            [rec.hash64 as i64, pair(h[0], h[1])],
-            [pair(h[2], h[3]), pair(h[4], h[5])],
-            [pair(h[6], h[7]), rec.row as i64],
-            [
-                pair(rec.file, rec.key_start),
-                pair(rec.key_len, rec.tol_start),
-            ],
-        ];
+        let words = rec_words(rec);
         // SAFETY: there is room for one more record (reserved above); a record is 64
         // bytes aligned to 64, so the four stores are aligned and fill exactly the
         // slot, which holds plain integers only, so any bytes make a valid record;
         // the length grows once the slot is written.
         unsafe {
             let slot = recs.as_mut_ptr().add(recs.len()).cast::<__m128i>();
-            for (i, [lo, hi]) in words.into_iter().enumerate() {
-                _mm_stream_si128(slot.add(i), _mm_set_epi64x(hi, lo));
+            for (i, [lo, hi]) in words.as_chunks::<2>().0.iter().enumerate() {
+                _mm_stream_si128(slot.add(i), _mm_set_epi64x(*hi as i64, *lo as i64));
             }
             recs.set_len(recs.len() + 1);
         }
@@ -251,14 +240,32 @@ fn stream_rec(recs: &mut Vec<Rec>, rec: &Rec) {
     recs.push(*rec);
 }
 
-// `stream_rec` writes a record's fields at these offsets.
+/// A record's bytes as eight little-endian words, each field where its offset puts
+/// it (two 32-bit fields share a word), built in registers.
 #[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn rec_words(rec: &Rec) -> [u64; 8] {
+    use std::mem::offset_of;
+    let pair = |lo: u32, hi: u32| lo as u64 | (hi as u64) << 32;
+    let mut w = [0u64; 8];
+    for (i, p) in rec.row_hash.as_chunks::<2>().0.iter().enumerate() {
+        w[offset_of!(Rec, row_hash) / 8 + i] = pair(p[0], p[1]);
+    }
+    w[offset_of!(Rec, hash64) / 8] = rec.hash64;
+    w[offset_of!(Rec, row) / 8] = rec.row;
+    w[offset_of!(Rec, file) / 8] = pair(rec.file, rec.key_start);
+    w[offset_of!(Rec, key_len) / 8] = pair(rec.key_len, rec.tol_start);
+    w
+}
+
+// `rec_words` pairs these fields in one word each, and the rest are whole words.
 const _: () = {
     use std::mem::offset_of;
-    assert!(offset_of!(Rec, hash64) == 0 && offset_of!(Rec, row_hash) == 8);
-    assert!(offset_of!(Rec, row) == 40 && offset_of!(Rec, file) == 48);
-    assert!(offset_of!(Rec, key_start) == 52 && offset_of!(Rec, key_len) == 56);
-    assert!(offset_of!(Rec, tol_start) == 60);
+    assert!(offset_of!(Rec, row_hash) % 8 == 0 && offset_of!(Rec, hash64) % 8 == 0);
+    assert!(offset_of!(Rec, row) % 8 == 0 && offset_of!(Rec, file) % 8 == 0);
+    assert!(offset_of!(Rec, key_start) == offset_of!(Rec, file) + 4);
+    assert!(offset_of!(Rec, key_len) % 8 == 0);
+    assert!(offset_of!(Rec, tol_start) == offset_of!(Rec, key_len) + 4);
 };
 
 /// The bucket of a key hash: the low bits of its upper half (bits 32..44 at most),
@@ -619,7 +626,7 @@ mod tests {
             w.push(
                 index.key_hash(key.as_bytes()),
                 key.as_bytes(),
-                hash,
+                &hash,
                 loc,
                 tol.into_iter(),
             )

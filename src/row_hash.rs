@@ -72,7 +72,7 @@ pub fn sha256_rows(
     buf: &[u8],
     stride: usize,
     lens: &[usize],
-    mut each: impl FnMut(usize, RowHash),
+    mut each: impl FnMut(usize, &RowHash),
 ) {
     let one = |r: usize| sha256_padded(&buf[r * stride..r * stride + padded_len(lens[r])]);
     let mut done = 0;
@@ -81,14 +81,14 @@ pub fn sha256_rows(
         use sixteen_lanes::LANES;
         for group in lens.as_chunks::<LANES>().0 {
             let hashes = sixteen_lanes::sha256_16(&buf[done * stride..], stride, group);
-            for hash in hashes {
+            for hash in &hashes.0 {
                 each(done, hash);
                 done += 1;
             }
         }
     }
     for r in done..lens.len() {
-        each(r, one(r));
+        each(r, &one(r));
     }
 }
 
@@ -130,7 +130,7 @@ mod tests {
                 msgs.push(msg);
             }
             let mut seen = Vec::new();
-            sha256_rows(&buf, stride, &lens, |r, words| seen.push((r, words)));
+            sha256_rows(&buf, stride, &lens, |r, words| seen.push((r, *words)));
             assert_eq!(seen.len(), rows, "{rows} rows: every row once");
             for (want_r, (r, words)) in seen.into_iter().enumerate() {
                 assert_eq!(r, want_r, "{rows} rows: in row order");

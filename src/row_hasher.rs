@@ -18,7 +18,7 @@ pub struct HashedRow<'a> {
     pub key: &'a [u8],
     /// SHA-256 of the value columns; `None` when a key column is NULL (the row is
     /// not matched, so not hashed).
-    pub hash: Option<RowHash>,
+    pub hash: Option<&'a RowHash>,
 }
 
 /// Reusable buffers for hashing batches (one per task).

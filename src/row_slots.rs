@@ -121,7 +121,7 @@ impl RowSlots {
 
     /// The SHA-256 of every row, after [`RowSlots::pad_sha256`], passed to `each`
     /// with the row's number, in row order (see [`row_hash::sha256_rows`]).
-    pub fn sha256_rows(&self, each: impl FnMut(usize, RowHash)) {
+    pub fn sha256_rows(&self, each: impl FnMut(usize, &RowHash)) {
         assert_eq!(self.usage, Use::Sha256, "hashing key slots");
         row_hash::sha256_rows(&self.buf, self.stride, &self.lens, each);
     }
@@ -191,7 +191,7 @@ mod tests {
         enc.encode_rows(0, slots);
         slots.pad_sha256();
         let mut hashes = Vec::new();
-        slots.sha256_rows(|_, hash| hashes.push(hash));
+        slots.sha256_rows(|_, hash| hashes.push(*hash));
         assert_eq!(hashes.len(), a.len(), "a hash a row");
         for (r, hash) in hashes.iter().enumerate() {
             let mut want = Vec::new();
