@@ -17,7 +17,7 @@ pub struct HashedRow<'a> {
     /// Canonical bytes of the key columns, in key order.
     pub key: &'a [u8],
     /// SHA-256 of the value columns; `None` when a key column is NULL (the row is
-    /// not matched, so not hashed).
+    /// not matched).
     pub hash: Option<&'a RowHash>,
 }
 
