@@ -169,9 +169,16 @@ fn base_type(t: &DataType) -> &DataType {
     }
 }
 
-fn mode_for(s: &DataType, t: &DataType) -> CompareMode {
+/// Whether values of the two types compare natively: the same family, or one side
+/// of Arrow's Null type (a column every row of which is NULL, as pandas writes an
+/// all-`None` column), whose NULLs compare with any type.
+fn same_family(s: &DataType, t: &DataType) -> bool {
     let (fs, ft) = (family(s), family(t));
-    if fs == ft || fs == "null" || ft == "null" {
+    fs == ft || fs == "null" || ft == "null"
+}
+
+fn mode_for(s: &DataType, t: &DataType) -> CompareMode {
+    if same_family(s, t) {
         CompareMode::Native
     } else if is_numeric(s) && is_numeric(t) {
         CompareMode::AsFloat
@@ -315,7 +322,7 @@ impl ComparePlan {
                     column: tf.name().clone(),
                     source: st.to_string(),
                     target: tt.to_string(),
-                    compatible: family(st) == family(tt),
+                    compatible: same_family(st, tt),
                 });
             }
             if pair.key.iter().any(|k| lower(k) == *name) {

@@ -229,6 +229,12 @@ pub fn build_report(
             partitions.len()
         ));
     }
+    if complete && totals.source_rows == 0 && totals.target_rows == 0 {
+        // Nothing was compared: a job that wrote nothing from nothing is worth a look,
+        // never a silent PASS.
+        status = Status::Warn;
+        reasons.push("both tables are empty: no rows were compared".to_string());
+    }
     let fails = check(&pair.thresholds.fail, &totals);
     if !fails.is_empty() {
         status = Status::Fail;

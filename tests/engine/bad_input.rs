@@ -263,6 +263,25 @@ fn an_empty_target_table_is_all_missing_not_a_pass() {
 }
 
 #[test]
+fn two_empty_tables_warn_that_nothing_was_compared() {
+    let lab = Lab::with(&table(0), &table(0));
+    let run = lab.run(&["id"], "");
+    assert_eq!(run.report.totals.findings(), 0);
+    assert_eq!(run.report.status, Status::Warn, "{:?}", run.report.reasons);
+    assert!(
+        run.report
+            .reasons
+            .iter()
+            .any(|r| r.contains("both tables are empty")),
+        "{:?}",
+        run.report.reasons
+    );
+    // One row on a side is a comparison, not an empty run.
+    let one = Lab::with(&table(1), &table(1)).run(&["id"], "");
+    assert_eq!(one.report.status, Status::Pass, "{:?}", one.report.reasons);
+}
+
+#[test]
 fn cli_errors_exit_2_with_a_message() {
     let lab = Lab::with(&table(1), &table(1));
     let missing = lab.cli(&["run", "--config", "nope.toml"]).expect_code(2);

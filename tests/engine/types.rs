@@ -546,3 +546,22 @@ fn a_column_whose_type_family_changes_is_compared_by_value() {
     assert_eq!(change[0].column, "v");
     assert!(!change[0].compatible);
 }
+
+#[test]
+fn an_all_null_column_of_the_null_type_compares_with_any_type_and_is_no_drift() {
+    // pandas writes a column of only `None` as Arrow's Null type: its NULLs equal the
+    // other side's NULLs, differ from its values, and the type is no schema drift.
+    let side = |v: ArrayRef| {
+        RecordBatch::try_from_iter_with_nullable([("id", ids(3), false), ("v", v, true)]).unwrap()
+    };
+    let run = Lab::with(
+        &side(arr(NullArray::new(3))),
+        &side(arr(StringArray::from(vec![None, Some("x"), None]))),
+    )
+    .run(&["id"], "");
+    assert_eq!(keys(&run, FindingKind::Mismatch), vec!["1".to_string()]);
+    let change = &run.report.schema.type_changes;
+    assert_eq!(change.len(), 1, "{change:?}");
+    assert!(change[0].compatible, "{change:?}");
+    assert!(!run.report.schema.drifted(), "{:?}", run.report.reasons);
+}
