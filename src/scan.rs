@@ -73,7 +73,7 @@ pub struct OpenedFile {
     /// another.
     pub forms: Vec<Option<Form>>,
     /// The same metadata in the forms hashing reads fastest ([`for_hashing`]).
-    pub view_meta: ArrowReaderMetadata,
+    pub hash_meta: ArrowReaderMetadata,
 }
 
 /// `meta` reading top-level columns in the Arrow forms that are quickest to decode
@@ -89,6 +89,7 @@ fn for_hashing(meta: &ArrowReaderMetadata) -> ArrowReaderMetadata {
         .schema_descr()
         .root_schema()
         .get_fields();
+    // The Parquet type a top-level column is stored as (looked up for decimals only).
     let stored_as = |name: &str| {
         parquet_roots
             .iter()
@@ -100,15 +101,14 @@ fn for_hashing(meta: &ArrowReaderMetadata) -> ArrowReaderMetadata {
         .fields()
         .iter()
         .map(|f| {
-            let hinted = match (f.data_type(), stored_as(f.name())) {
-                (DataType::Utf8 | DataType::LargeUtf8, _) => DataType::Utf8View,
-                (DataType::Binary | DataType::LargeBinary, _) => DataType::BinaryView,
-                (DataType::Decimal128(p, s), Some(PhysicalType::INT32)) => {
-                    DataType::Decimal32(*p, *s)
-                }
-                (DataType::Decimal128(p, s), Some(PhysicalType::INT64)) => {
-                    DataType::Decimal64(*p, *s)
-                }
+            let hinted = match f.data_type() {
+                DataType::Utf8 | DataType::LargeUtf8 => DataType::Utf8View,
+                DataType::Binary | DataType::LargeBinary => DataType::BinaryView,
+                DataType::Decimal128(p, s) => match stored_as(f.name()) {
+                    Some(PhysicalType::INT32) => DataType::Decimal32(*p, *s),
+                    Some(PhysicalType::INT64) => DataType::Decimal64(*p, *s),
+                    _ => return f.clone(),
+                },
                 _ => return f.clone(),
             };
             changed = true;
@@ -133,7 +133,7 @@ pub async fn open_file(store: &dyn ObjectStore, file: &TableFile) -> Result<Open
         parquet_forms::read_as_compared(meta).map_err(|e| corrupt(&file.file.uri, e))?;
     Ok(OpenedFile {
         file: file.clone(),
-        view_meta: for_hashing(&meta),
+        hash_meta: for_hashing(&meta),
         meta,
         schema,
         forms,
@@ -361,7 +361,7 @@ pub async fn hash_row_group(
     let uri = &opened.file.file.uri;
     let reader = task.store.open(&opened.file.file).await?;
     let mut stream =
-        ParquetRecordBatchStreamBuilder::new_with_metadata(reader, opened.view_meta.clone())
+        ParquetRecordBatchStreamBuilder::new_with_metadata(reader, opened.hash_meta.clone())
             .with_row_groups(vec![row_group])
             .with_projection(mask)
             .with_batch_size(BATCH_SIZE)
