@@ -86,6 +86,11 @@ impl RowSlots {
         self.lens.resize(rows, 0);
     }
 
+    /// The bytes of memory the slots hold.
+    pub fn bytes_held(&self) -> usize {
+        self.buf.capacity() + self.lens.capacity() * size_of::<usize>()
+    }
+
     /// The bytes written so far to each row.
     #[inline]
     pub fn lens(&self) -> &[usize] {

@@ -376,7 +376,6 @@ pub async fn hash_row_group(
     let mut spill = task
         .index
         .spill(task.side, row_groups[row_group].num_rows().max(0) as usize);
-    let mut hasher = RowHasher::default();
     let mut retained = Vec::new();
     while let Some(batch) = stream.try_next().await.map_err(|e| corrupt(uri, e))? {
         let n = batch.num_rows();
@@ -386,25 +385,27 @@ pub async fn hash_row_group(
         let floats = prepared.floats(nk + nv..columns.len())?;
         let mut nulls = Vec::new();
         spill.write(|spill| {
-            hasher.hash(n, &key_enc, &value_enc, |h| {
-                let loc = RowLoc {
-                    file: file_no,
-                    row: row + h.row as u64,
-                };
-                match h.hash {
-                    Some(digest) => spill.push(
-                        task.index.key_hash(h.key),
-                        h.key,
-                        digest,
-                        loc,
-                        floats.iter().map(|a| float_at(a, h.row)),
-                    ),
-                    None => nulls.push(NullKeyRow {
-                        side: task.side,
-                        key: h.key.to_vec(),
-                        loc,
-                    }),
-                }
+            RowHasher::with_thread_local(|hasher| {
+                hasher.hash(n, &key_enc, &value_enc, |h| {
+                    let loc = RowLoc {
+                        file: file_no,
+                        row: row + h.row as u64,
+                    };
+                    match h.hash {
+                        Some(digest) => spill.push(
+                            task.index.key_hash(h.key),
+                            h.key,
+                            digest,
+                            loc,
+                            floats.iter().map(|a| float_at(a, h.row)),
+                        ),
+                        None => nulls.push(NullKeyRow {
+                            side: task.side,
+                            key: h.key.to_vec(),
+                            loc,
+                        }),
+                    }
+                })
             })
         });
         task.index.add_null_keys(nulls);
