@@ -60,11 +60,16 @@ impl RowHasher {
     pub fn with_thread_local<R>(f: impl FnOnce(&mut RowHasher) -> R) -> R {
         THREAD_HASHER.with_borrow_mut(|hasher| {
             let out = f(hasher);
-            if hasher.keys.bytes_held() + hasher.values.bytes_held() > KEPT_BYTES {
+            if hasher.bytes_held() > KEPT_BYTES {
                 *hasher = RowHasher::default();
             }
             out
         })
+    }
+
+    /// The bytes of memory the slots hold.
+    fn bytes_held(&self) -> usize {
+        self.keys.bytes_held() + self.values.bytes_held()
     }
 
     /// Hash rows `0..rows` of a batch given the encoders of its key and value
@@ -138,7 +143,7 @@ mod tests {
         RowHasher::with_thread_local(|hasher| {
             let mut seen = Vec::new();
             hasher.hash(a.len(), &keys, &values, |h| seen.push(h.key.to_vec()));
-            let held = hasher.keys.bytes_held() + hasher.values.bytes_held();
+            let held = hasher.bytes_held();
             (seen, held)
         })
     }
@@ -149,7 +154,7 @@ mod tests {
         let (keys, held) = hash_with_thread_local(&short);
         assert_eq!(keys.len(), 1000);
         assert!(held > 0 && held <= KEPT_BYTES, "kept: {held}");
-        let kept = || THREAD_HASHER.with_borrow(|h| h.keys.bytes_held() + h.values.bytes_held());
+        let kept = || THREAD_HASHER.with_borrow(RowHasher::bytes_held);
         assert_eq!(kept(), held, "the buffers are kept after the batch");
         let (_, again) = hash_with_thread_local(&short);
         assert_eq!(again, held, "the same buffers serve the next batch");
