@@ -8,7 +8,7 @@
 //!    rows of both sides in a hash table small enough for the core's cache, and
 //!    visits every key.
 //!
-//! The index takes about 100 bytes a row of the partition. A partition whose index
+//! The index takes about 60 bytes a row of the partition. A partition whose index
 //! does not fit the memory budget keeps its buckets in a temporary file instead
 //! ([`PartitionIndex::on_disk`]): memory then holds the tasks in flight and one bucket.
 
@@ -22,7 +22,7 @@ use hashbrown::HashTable;
 
 use crate::error::Result;
 use crate::plan::Side;
-use crate::row_hash::RowHash;
+use crate::row_hash::{self, RowHash, RowHashPrefix};
 use on_disk::OnDisk;
 
 /// Keys per bucket the index aims at: a bucket's join table and entries (about 60
@@ -34,6 +34,16 @@ const KEYS_PER_BUCKET: usize = 8192;
 /// Most buckets an index uses.
 const MAX_BUCKETS: usize = 4096;
 
+/// Bits of a packed [`RowLoc`] that hold the row number; the file's index is above.
+const ROW_BITS: u32 = 40;
+
+/// Most files one side of a partition may have (a row's location is packed in 64
+/// bits: [`RowLoc::packed`]).
+pub const MAX_FILES: usize = 1 << (64 - ROW_BITS);
+
+/// Most rows one file may have.
+pub const MAX_FILE_ROWS: u64 = 1 << ROW_BITS;
+
 /// Where a row is: file index (within its side of the item) and row number in the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct RowLoc {
@@ -43,42 +53,78 @@ pub struct RowLoc {
     pub row: u64,
 }
 
+impl RowLoc {
+    /// The location in one word, ordered as (file, row): the file's index in the top
+    /// bits, the row below. The file must be below [`MAX_FILES`] and the row below
+    /// [`MAX_FILE_ROWS`] (the caller checks the files' footers first).
+    #[inline]
+    fn packed(self) -> u64 {
+        debug_assert!((self.file as usize) < MAX_FILES && self.row < MAX_FILE_ROWS);
+        (self.file as u64) << ROW_BITS | self.row
+    }
+
+    /// The location [`RowLoc::packed`] packed.
+    #[inline]
+    fn unpacked(word: u64) -> Self {
+        RowLoc {
+            file: (word >> ROW_BITS) as u32,
+            row: word & (MAX_FILE_ROWS - 1),
+        }
+    }
+}
+
 /// What one side knows about a key.
 #[derive(Debug, Clone, Copy)]
 pub struct RowInfo {
-    /// SHA-256 of the canonical encoding of the hashed columns.
-    pub hash: RowHash,
+    /// SHA-256 of the canonical encoding of the hashed columns (its first 128 bits).
+    pub hash: RowHashPrefix,
     /// How many rows have this key on this side.
     pub count: u32,
     /// Where the first such row is (in file order).
     pub loc: RowLoc,
 }
 
-/// One hashed row in a bucket: its key bytes and tolerance values are in the
-/// bucket's arenas. Exactly one cache line (the location's fields apart, without
-/// `RowLoc`'s padding), so scattering a row writes one line.
+/// One hashed row in a bucket: exactly half a cache line, so the scatter writes one
+/// line for two rows of a bucket ([`stream_rec`]). Records and their keys are
+/// appended in the same order, so a record's key is the next `key_len` bytes of its
+/// chunk's key arena; its tolerance values are the `tol_width` at its position
+/// times that width in the tolerance arena.
 #[derive(Clone, Copy)]
-#[repr(C, align(64))]
+#[repr(C, align(32))]
 struct Rec {
-    row_hash: RowHash,
-    hash64: u64,
-    row: u64,
-    file: u32,
-    key_start: u32,
+    row_hash: RowHashPrefix,
+    /// [`join_bits`] of the key hash.
+    join_bits: u32,
     key_len: u32,
-    tol_start: u32,
+    /// [`RowLoc::packed`].
+    loc: u64,
 }
 
 impl Rec {
     fn loc(&self) -> RowLoc {
-        RowLoc {
-            file: self.file,
-            row: self.row,
-        }
+        RowLoc::unpacked(self.loc)
     }
 }
 
-const _: () = assert!(std::mem::size_of::<Rec>() == 64);
+const _: () = assert!(std::mem::size_of::<Rec>() == 32);
+
+/// Bits of a key hash kept below the top seven in [`join_bits`].
+const JOIN_LOW_BITS: u32 = 25;
+
+/// The bits of a key hash the join table uses, in 32: hashbrown places a key by the
+/// low bits of its hash (25 address 32 million slots, far more than a bucket has)
+/// and tells keys apart within a group by the top seven. The bucket's bits
+/// ([`bucket_of`]) are the same for every key of a bucket and are not kept.
+#[inline]
+fn join_bits(hash64: u64) -> u32 {
+    (hash64 as u32 & ((1 << JOIN_LOW_BITS) - 1)) | ((hash64 >> 57) as u32) << JOIN_LOW_BITS
+}
+
+/// The join table's hash of a key, from its [`join_bits`].
+#[inline]
+fn join_hash(bits: u32) -> u64 {
+    (bits & ((1 << JOIN_LOW_BITS) - 1)) as u64 | ((bits >> JOIN_LOW_BITS) as u64) << 57
+}
 
 /// The rows of one side, one task and one bucket.
 #[derive(Default)]
@@ -95,24 +141,20 @@ impl Chunk {
         &self.keys[start as usize..(start + len) as usize]
     }
 
+    /// The tolerance values of record `rec`.
     #[inline]
-    fn key(&self, r: &Rec) -> &[u8] {
-        self.key_at(r.key_start, r.key_len)
+    fn tol_of(&self, rec: u32, width: usize) -> &[Option<f64>] {
+        &self.tol[rec as usize * width..][..width]
     }
 
-    /// Append `other`'s rows, or give `other` back when this chunk's arenas could no
-    /// longer be addressed by a record's 32-bit offsets.
+    /// Append `other`'s rows, or give `other` back when the join could no longer
+    /// address this chunk's records or key bytes with 32-bit numbers.
     fn append(&mut self, other: Chunk) -> Option<Chunk> {
         let fits = |now: usize, more: usize| now + more <= u32::MAX as usize;
-        if !fits(self.keys.len(), other.keys.len()) || !fits(self.tol.len(), other.tol.len()) {
+        if !fits(self.keys.len(), other.keys.len()) || !fits(self.recs.len(), other.recs.len()) {
             return Some(other);
         }
-        let (key_base, tol_base) = (self.keys.len() as u32, self.tol.len() as u32);
-        self.recs.extend(other.recs.iter().map(|r| Rec {
-            key_start: r.key_start + key_base,
-            tol_start: r.tol_start + tol_base,
-            ..*r
-        }));
+        self.recs.extend_from_slice(&other.recs);
         self.keys.extend_from_slice(&other.keys);
         self.tol.extend_from_slice(&other.tol);
         None
@@ -152,6 +194,8 @@ impl Bucket {
 pub struct Spill {
     side: Side,
     chunks: Vec<Chunk>,
+    /// Per chunk, the cache line its last record went to, as written ([`stream_rec`]).
+    lines: Vec<Line>,
     bucket_mask: usize,
 }
 
@@ -186,17 +230,15 @@ impl SpillWriter<'_> {
         loc: RowLoc,
         tol: impl Iterator<Item = Option<f64>>,
     ) {
-        let c = &mut self.spill.chunks[bucket_of(hash64, self.spill.bucket_mask)];
+        let bucket = bucket_of(hash64, self.spill.bucket_mask);
+        let c = &mut self.spill.chunks[bucket];
         let rec = Rec {
-            hash64,
-            row_hash: *row_hash,
-            row: loc.row,
-            file: loc.file,
-            key_start: c.keys.len() as u32,
+            row_hash: row_hash::prefix(row_hash),
+            join_bits: join_bits(hash64),
             key_len: key.len() as u32,
-            tol_start: c.tol.len() as u32,
+            loc: loc.packed(),
         };
-        stream_rec(&mut c.recs, &rec);
+        stream_rec(&mut c.recs, &mut self.spill.lines[bucket], rec);
         if c.keys.is_empty() {
             // Room for the rows the records have room for, if keys are about this long.
             c.keys.reserve(c.recs.capacity() * key.len());
@@ -209,63 +251,83 @@ impl SpillWriter<'_> {
     }
 }
 
-/// Append `rec` to `recs` with non-temporal stores: four 16-byte stores fill the
-/// record's line, which goes to memory without being read first or taking a line of
-/// the cache. A task scatters its rows over many buckets and the join reads them
-/// long after, from memory either way; stored through the cache, every record
-/// first waited for its line to be read (-5% of the CPU against a prefetch of that
-/// line, on the Intel host). The caller fences ([`Spill::write`]).
+/// The bytes of two records: one cache line of a chunk's records, as words.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct Line([u64; 8]);
+
+/// Append `rec` to `recs` with non-temporal stores: `rec` takes its half of `line`
+/// (which holds the line's other half already, or stale bytes past the end), and
+/// four 16-byte stores write the whole line, which goes to memory without being
+/// read first or taking a line of the cache. A task scatters its rows over many
+/// buckets and the join reads them long after, from memory either way; stored
+/// through the cache, every line first waited to be read (-5% of the CPU against a
+/// prefetch of that line, on the Intel host), and a half line streamed alone is
+/// written to memory apart from its other half. So a line is written twice, once
+/// per record: no branch on which half a record takes, which the scatter over many
+/// buckets could not predict (a record that waited for its partner to stream a
+/// line once took 2% more of the CPU). The caller fences ([`Spill::write`]).
 #[inline(always)]
-fn stream_rec(recs: &mut Vec<Rec>, rec: &Rec) {
+fn stream_rec(recs: &mut Vec<Rec>, line: &mut Line, rec: Rec) {
     #[cfg(target_arch = "x86_64")]
     {
-        use std::arch::x86_64::{__m128i, _mm_set_epi64x, _mm_stream_si128};
-        if recs.len() == recs.capacity() {
-            recs.reserve(1);
+        use std::arch::x86_64::{
+            __m128i, _mm_load_si128, _mm_set_epi64x, _mm_store_si128, _mm_stream_si128,
+        };
+        let at = recs.len();
+        // Room for the whole line, whichever half `rec` takes.
+        if recs.capacity() < (at | 1) + 1 {
+            recs.reserve(2);
         }
-        let words = rec_words(rec);
-        // SAFETY: there is room for one more record (reserved above); a record is 64
-        // bytes aligned to 64, so the four stores are aligned and fill exactly the
-        // slot, which holds plain integers only, so any bytes make a valid record;
-        // the length grows once the slot is written.
+        let [a, b, c, d] = rec_words(&rec);
+        // SAFETY: `line` is 64 bytes aligned to 64, so its halves' 16-byte stores and
+        // loads are in bounds and aligned (and each load reads what one store
+        // wrote, so it is forwarded from the store whole). The line of slot `at`
+        // (slots `at & !1` and the next) is within the capacity (reserved above);
+        // the four streamed stores fill exactly its two slots, which hold plain
+        // integers only, so any bytes make valid records; the slot past `at` (when
+        // `at` is even) is past the length and rewritten by the next record; the
+        // length grows once the slot is written.
         unsafe {
-            let slot = recs.as_mut_ptr().add(recs.len()).cast::<__m128i>();
-            for (i, [lo, hi]) in words.as_chunks::<2>().0.iter().enumerate() {
-                _mm_stream_si128(slot.add(i), _mm_set_epi64x(*hi as i64, *lo as i64));
+            let half = line.0.as_mut_ptr().add((at & 1) * 4).cast::<__m128i>();
+            _mm_store_si128(half, _mm_set_epi64x(b as i64, a as i64));
+            _mm_store_si128(half.add(1), _mm_set_epi64x(d as i64, c as i64));
+            let src = line.0.as_ptr().cast::<__m128i>();
+            let dst = recs.as_mut_ptr().add(at & !1).cast::<__m128i>();
+            for i in 0..4 {
+                _mm_stream_si128(dst.add(i), _mm_load_si128(src.add(i)));
             }
-            recs.set_len(recs.len() + 1);
+            recs.set_len(at + 1);
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
-    recs.push(*rec);
+    {
+        let _ = line;
+        recs.push(rec);
+    }
 }
 
-/// A record's bytes as eight little-endian words, each field where its offset puts
+/// A record's bytes as four little-endian words, each field where its offset puts
 /// it (two 32-bit fields share a word), built in registers.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn rec_words(rec: &Rec) -> [u64; 8] {
+fn rec_words(rec: &Rec) -> [u64; 4] {
     use std::mem::offset_of;
     let pair = |lo: u32, hi: u32| lo as u64 | (hi as u64) << 32;
-    let mut w = [0u64; 8];
+    let mut w = [0u64; 4];
     for (i, p) in rec.row_hash.as_chunks::<2>().0.iter().enumerate() {
         w[offset_of!(Rec, row_hash) / 8 + i] = pair(p[0], p[1]);
     }
-    w[offset_of!(Rec, hash64) / 8] = rec.hash64;
-    w[offset_of!(Rec, row) / 8] = rec.row;
-    w[offset_of!(Rec, file) / 8] = pair(rec.file, rec.key_start);
-    w[offset_of!(Rec, key_len) / 8] = pair(rec.key_len, rec.tol_start);
+    w[offset_of!(Rec, join_bits) / 8] = pair(rec.join_bits, rec.key_len);
+    w[offset_of!(Rec, loc) / 8] = rec.loc;
     w
 }
 
-// `rec_words` pairs these fields in one word each, and the rest are whole words.
+// `rec_words` pairs these fields in one word, and the rest are whole words.
 const _: () = {
     use std::mem::offset_of;
-    assert!(offset_of!(Rec, row_hash) % 8 == 0 && offset_of!(Rec, hash64) % 8 == 0);
-    assert!(offset_of!(Rec, row) % 8 == 0 && offset_of!(Rec, file) % 8 == 0);
-    assert!(offset_of!(Rec, key_start) == offset_of!(Rec, file) + 4);
-    assert!(offset_of!(Rec, key_len) % 8 == 0);
-    assert!(offset_of!(Rec, tol_start) == offset_of!(Rec, key_len) + 4);
+    assert!(offset_of!(Rec, row_hash) == 0 && offset_of!(Rec, join_bits) == 16);
+    assert!(offset_of!(Rec, key_len) == 20 && offset_of!(Rec, loc) == 24);
 };
 
 /// The bucket of a key hash: the low bits of its upper half (bits 32..44 at most),
@@ -329,9 +391,9 @@ struct Entry {
 
 /// How many records ahead of the one it joins the join asks the CPU to fetch: the
 /// records of a bucket were written long before and are read once, in order, and a
-/// hint 16-32 ahead took 4-5% off a reconciliation's CPU on an Intel Xeon host, where
-/// the hardware alone left the join waiting on memory for half its time.
-const JOIN_AHEAD: usize = 32;
+/// hint 1-2 KiB ahead took 4-5% off a reconciliation's CPU on an Intel Xeon host,
+/// where the hardware alone left the join waiting on memory for half its time.
+const JOIN_AHEAD: usize = 64;
 
 /// How many keys ahead of the one it visits the join fetches the keys' first rows.
 const KEYS_AHEAD: usize = 8;
@@ -424,6 +486,7 @@ impl PartitionIndex {
                     tol: Vec::with_capacity(per * self.tol_width),
                 })
                 .collect(),
+            lines: vec![Line([0; 8]); n],
             bucket_mask: self.bucket_mask,
         }
     }
@@ -436,20 +499,21 @@ impl PartitionIndex {
 
     /// Take over a task's rows.
     pub fn absorb(&self, spill: Spill) -> Result<()> {
+        let (side, chunks) = (spill.side, spill.chunks);
         if let Some(disk) = &self.disk {
-            return disk.write(spill.side, &spill.chunks);
+            return disk.write(side, &chunks);
         }
-        for (bucket, chunk) in self.buckets.iter().zip(spill.chunks) {
+        for (bucket, chunk) in self.buckets.iter().zip(chunks) {
             if chunk.recs.is_empty() {
                 continue;
             }
             let mut bucket = bucket.lock().expect("poisoned");
             let apart = match chunk.recs.len() < SMALL_CHUNK {
-                true => bucket.small[spill.side.index()].append(chunk),
+                true => bucket.small[side.index()].append(chunk),
                 false => Some(chunk),
             };
             if let Some(chunk) = apart {
-                bucket.chunks.push((spill.side, chunk));
+                bucket.chunks.push((side, chunk));
             }
         }
         Ok(())
@@ -505,15 +569,17 @@ impl PartitionIndex {
             };
             for (chunk_no, (side, chunk)) in chunks.iter().enumerate() {
                 let s = side.index();
+                let mut key_start = 0;
                 for (rec_no, r) in chunk.recs.iter().enumerate() {
                     prefetch(chunk.recs.as_ptr().wrapping_add(rec_no + JOIN_AHEAD));
                     let here = (chunk_no as u32, rec_no as u32);
-                    let key = chunk.key(r);
+                    let key = chunk.key_at(key_start, r.key_len);
+                    let hash64 = join_hash(r.join_bits);
                     let slot = table.entry(
-                        r.hash64,
+                        hash64,
                         |&e| {
                             let e = &entries[e as usize];
-                            e.hash64 == r.hash64 && key_eq(key_of(e), key)
+                            e.hash64 == hash64 && key_eq(key_of(e), key)
                         },
                         |&e| entries[e as usize].hash64,
                     );
@@ -523,9 +589,9 @@ impl PartitionIndex {
                             let at = entries.len();
                             v.insert(at as u32);
                             entries.push(Entry {
-                                hash64: r.hash64,
+                                hash64,
                                 key_chunk: chunk_no as u32,
-                                key_start: r.key_start,
+                                key_start,
                                 key_len: r.key_len,
                                 first: [NONE; 2],
                                 count: [0; 2],
@@ -533,8 +599,9 @@ impl PartitionIndex {
                             at
                         }
                     };
+                    key_start += r.key_len;
                     let e = &mut entries[at];
-                    if e.count[s] == 0 || r.loc() < rec(e.first[s]).1.loc() {
+                    if e.count[s] == 0 || r.loc < rec(e.first[s]).1.loc {
                         e.first[s] = here;
                     }
                     e.count[s] += 1;
@@ -548,7 +615,7 @@ impl PartitionIndex {
                         count: e.count[s],
                         loc: r.loc(),
                     };
-                    (info, &c.tol[r.tol_start as usize..r.tol_start as usize + w])
+                    (info, c.tol_of(e.first[s].1, w))
                 })
             };
             for (i, e) in entries.iter().enumerate() {
@@ -582,35 +649,67 @@ mod tests {
 
     use super::*;
 
-    /// The streamed stores write every field where the record has it.
+    /// The streamed stores write every field where the record has it, in order.
     #[test]
     fn streamed_records_hold_their_fields() {
         let rec = |i: u32| Rec {
-            hash64: 0x0102_0304_0506_0708 * (i as u64 + 1),
             row_hash: std::array::from_fn(|w| 0x1000 * (i + 1) + w as u32),
-            row: 0x1_0000_0000 + i as u64,
-            file: 7 + i,
-            key_start: 100 + i,
+            join_bits: 0x0506_0708 * (i + 1),
             key_len: 3 + i,
-            tol_start: 900 + i,
+            loc: RowLoc {
+                file: 7 + i,
+                row: 0x1_0000_0000 + i as u64,
+            }
+            .packed(),
         };
-        let fields = |r: &Rec| {
-            let (h, rh, row) = (r.hash64, r.row_hash, r.row);
-            (h, rh, row, r.file, r.key_start, r.key_len, r.tol_start)
-        };
+        let fields = |r: &Rec| (r.row_hash, r.join_bits, r.key_len, r.loc());
         let mut recs = Vec::new();
-        // Past the first capacity, so growing keeps the streamed records too.
-        for i in 0..40 {
-            stream_rec(&mut recs, &rec(i));
+        let mut line = Line([0; 8]);
+        // Past the first capacity, so growing keeps the streamed records too; an
+        // odd number, so the last line's second half is past the end.
+        for i in 0..41 {
+            stream_rec(&mut recs, &mut line, rec(i));
         }
         #[cfg(target_arch = "x86_64")]
         // SAFETY: a store fence has no preconditions.
         unsafe {
             std::arch::x86_64::_mm_sfence()
         };
-        assert_eq!(recs.len(), 40);
+        assert_eq!(recs.len(), 41);
         for (i, r) in recs.iter().enumerate() {
             assert_eq!(fields(r), fields(&rec(i as u32)), "record {i}");
+        }
+    }
+
+    #[test]
+    fn locations_pack_in_file_then_row_order_at_the_limits() {
+        let locs = [
+            RowLoc { file: 0, row: 0 },
+            RowLoc {
+                file: 0,
+                row: MAX_FILE_ROWS - 1,
+            },
+            RowLoc { file: 1, row: 0 },
+            RowLoc {
+                file: MAX_FILES as u32 - 1,
+                row: MAX_FILE_ROWS - 1,
+            },
+        ];
+        for pair in locs.windows(2) {
+            assert!(pair[0].packed() < pair[1].packed(), "{pair:?}");
+        }
+        for loc in locs {
+            assert_eq!(RowLoc::unpacked(loc.packed()), loc);
+        }
+    }
+
+    #[test]
+    fn join_bits_keep_the_hash_bits_the_join_table_reads() {
+        for h in [0u64, u64::MAX, 0x8123_4567_89ab_cdef, 0x0000_0fff_0000_0001] {
+            let back = join_hash(join_bits(h));
+            let low = (1u64 << JOIN_LOW_BITS) - 1;
+            assert_eq!(back & low, h & low, "{h:x}: slot bits");
+            assert_eq!(back >> 57, h >> 57, "{h:x}: control bits");
         }
     }
 

@@ -14,7 +14,7 @@ use tokio::sync::Semaphore;
 use crate::budget::MemoryBudget;
 use crate::canonical::{display, split_values};
 use crate::error::{ReconError, Result};
-use crate::index::{PartitionIndex, RowInfo, RowLoc};
+use crate::index::{MAX_FILE_ROWS, MAX_FILES, PartitionIndex, RowInfo, RowLoc};
 use crate::partial::{ColumnDiff, Finding, FindingKind, ItemError, PartialDiff, Totals};
 use crate::plan::{ComparePlan, PlanColumn, Side};
 use crate::scan::{
@@ -83,11 +83,40 @@ impl Turns {
 }
 
 /// Bytes a key index takes for `rows` rows with `tol_width` tolerance columns: a
-/// 64-byte record, the key (16 bytes assumed) and the tolerance values, with room
+/// 32-byte record, the key (16 bytes assumed) and the tolerance values, with room
 /// for the growth of the buffers.
 fn index_bytes(rows: usize, tol_width: usize) -> u64 {
-    let per_row = 64 + 16 + 16 * tol_width as u64;
+    let per_row = 32 + 16 + 16 * tol_width as u64;
     rows as u64 * per_row * 5 / 4
+}
+
+/// Refuse a side whose rows the key index could not locate: more than
+/// [`MAX_FILES`] files, or a file (URI, rows from its footer) of more than
+/// [`MAX_FILE_ROWS`] rows.
+fn check_locatable<'a>(
+    partition: &str,
+    side: Side,
+    files: usize,
+    mut rows: impl Iterator<Item = (&'a str, u64)>,
+) -> Result<()> {
+    if files > MAX_FILES {
+        let side = match side {
+            Side::Source => "source",
+            Side::Target => "target",
+        };
+        return Err(ReconError::InvalidInput(format!(
+            "partition {partition} has {files} files on the {side} side; glue-recon \
+             reconciles at most {MAX_FILES} files a partition side: compact the partition's \
+             files"
+        )));
+    }
+    match rows.find(|(_, n)| *n > MAX_FILE_ROWS) {
+        Some((uri, n)) => Err(ReconError::InvalidInput(format!(
+            "{uri} has {n} rows; glue-recon reconciles files of at most {MAX_FILE_ROWS} rows: \
+             split the file"
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// Bytes the decoded batches of a row group take in memory, estimated from its
@@ -217,6 +246,13 @@ impl ItemRunner {
             (Side::Source, self.open_side(&item.source).await?),
             (Side::Target, self.open_side(&item.target).await?),
         ];
+        for (side, files) in &sides {
+            let rows = files.iter().map(|f| {
+                let rows = f.meta.metadata().file_metadata().num_rows();
+                (f.file.file.uri.as_str(), rows.max(0) as u64)
+            });
+            check_locatable(&item.partition, *side, files.len(), rows)?;
+        }
         let rows_of = |files: &[Arc<OpenedFile>]| -> usize {
             files
                 .iter()
@@ -513,7 +549,25 @@ mod tests {
 
     use futures::poll;
 
-    use super::Turns;
+    use super::{MAX_FILE_ROWS, MAX_FILES, Side, Turns, check_locatable};
+
+    #[test]
+    fn sides_beyond_what_a_row_location_holds_are_refused_by_name() {
+        let ok = [("a.parquet", MAX_FILE_ROWS)];
+        assert!(check_locatable("dt=1", Side::Source, MAX_FILES, ok.into_iter()).is_ok());
+        let many = check_locatable("dt=1", Side::Target, MAX_FILES + 1, ok.into_iter());
+        let message = many.unwrap_err().to_string();
+        assert!(message.contains("partition dt=1 has 16777217 files on the target side"));
+        assert!(message.contains("compact"), "{message}");
+        let long = [("a.parquet", 5), ("b.parquet", MAX_FILE_ROWS + 1)];
+        let message = check_locatable("dt=1", Side::Source, 2, long.into_iter())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.contains("b.parquet has 1099511627777 rows"),
+            "{message}"
+        );
+    }
 
     #[tokio::test]
     async fn a_turn_passes_on_after_the_last_unit_or_when_the_units_are_dropped() {

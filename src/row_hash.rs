@@ -18,6 +18,17 @@ mod sixteen_lanes;
 /// A row's SHA-256 as its eight state words (the digest is their big-endian bytes).
 pub type RowHash = [u32; 8];
 
+/// The first 128 bits of a row's SHA-256 (its first four state words): what the key
+/// index keeps and compares. Two different rows of one key agree on them with a
+/// probability of 2^-128, and the index's records stay half a cache line.
+pub type RowHashPrefix = [u32; 4];
+
+/// The [`RowHashPrefix`] of a row's SHA-256.
+#[inline]
+pub fn prefix(hash: &RowHash) -> RowHashPrefix {
+    [hash[0], hash[1], hash[2], hash[3]]
+}
+
 /// SHA-256's initial state (FIPS 180-4 §5.3.3).
 const INITIAL: RowHash = [
     0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,

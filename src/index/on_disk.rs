@@ -20,7 +20,7 @@ use crate::plan::Side;
 const HEADER: usize = 1 + 4 + 4 + 4;
 
 /// Bytes of one stored [`Rec`].
-const REC: usize = 64;
+const REC: usize = 32;
 
 /// Bytes of one stored tolerance value: whether it is there, and its bits.
 const TOL: usize = 9;
@@ -115,14 +115,10 @@ fn encode(side: Side, c: &Chunk, out: &mut Vec<u8>) {
         out.extend_from_slice(&(n as u32).to_le_bytes());
     }
     for r in &c.recs {
-        out.extend_from_slice(&r.hash64.to_le_bytes());
-        for w in r.row_hash {
+        for w in r.row_hash.into_iter().chain([r.join_bits, r.key_len]) {
             out.extend_from_slice(&w.to_le_bytes());
         }
-        out.extend_from_slice(&r.row.to_le_bytes());
-        for v in [r.file, r.key_start, r.key_len, r.tol_start] {
-            out.extend_from_slice(&v.to_le_bytes());
-        }
+        out.extend_from_slice(&r.loc.to_le_bytes());
     }
     out.extend_from_slice(&c.keys);
     for t in &c.tol {
@@ -160,13 +156,10 @@ fn decode(bytes: &[u8]) -> (Side, Chunk) {
     let (recs, keys, tol) = (r.u32() as usize, r.u32() as usize, r.u32() as usize);
     let recs = (0..recs)
         .map(|_| Rec {
-            hash64: r.u64(),
             row_hash: std::array::from_fn(|_| r.u32()),
-            row: r.u64(),
-            file: r.u32(),
-            key_start: r.u32(),
+            join_bits: r.u32(),
             key_len: r.u32(),
-            tol_start: r.u32(),
+            loc: r.u64(),
         })
         .collect();
     let (key_bytes, rest) = r.0.split_at(keys);
@@ -189,6 +182,7 @@ fn decode(bytes: &[u8]) -> (Side, Chunk) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::index::RowLoc;
 
     /// A chunk read back: side, the records' file numbers, key bytes, tolerances.
     type Seen = (Side, Vec<u32>, Vec<u8>, Vec<Option<f64>>);
@@ -196,13 +190,14 @@ mod tests {
     #[test]
     fn chunks_come_back_as_written_by_bucket() {
         let rec = |i: u32| Rec {
-            hash64: u64::MAX - i as u64,
-            row_hash: [i, 1, 2, 3, 4, 5, 6, u32::MAX],
-            row: 1 << 40 | i as u64,
-            file: i,
-            key_start: i,
+            row_hash: [i, 1, 2, u32::MAX],
+            join_bits: u32::MAX - i,
             key_len: 1,
-            tol_start: 2 * i,
+            loc: RowLoc {
+                file: i,
+                row: (1 << 39) | i as u64,
+            }
+            .packed(),
         };
         let chunk = |ids: &[u32]| Chunk {
             recs: ids.iter().map(|&i| rec(i)).collect(),
@@ -223,8 +218,18 @@ mod tests {
                 .unwrap()
                 .into_iter()
                 .map(|(side, c)| {
-                    assert!(c.recs.iter().all(|r| r.row_hash[7] == u32::MAX));
-                    let ids = c.recs.iter().map(|r| r.file).collect();
+                    assert!(c.recs.iter().all(|r| r.row_hash[3] == u32::MAX));
+                    assert!(
+                        c.recs
+                            .iter()
+                            .all(|r| r.join_bits == u32::MAX - r.loc().file)
+                    );
+                    assert!(
+                        c.recs
+                            .iter()
+                            .all(|r| r.loc().row == (1 << 39) | r.loc().file as u64)
+                    );
+                    let ids = c.recs.iter().map(|r| r.loc().file).collect();
                     (side, ids, c.keys, c.tol)
                 })
                 .collect()
