@@ -173,10 +173,19 @@ impl Encoder<'_> {
         let bytes = match self.nulls {
             None => fold_lens(fold, lens),
             Some(n) => {
+                // The validity bits a word at a time, each row's length masked by its
+                // bit without a branch (a bit iterator per row took 1.5% of the CPU on
+                // the bench, for one nullable text column).
                 let valid = n.inner().slice(rows.start, count);
-                let lens = lens
-                    .zip(valid.iter())
-                    .map(|(len, v)| if v { len } else { 0 });
+                let chunks = valid.bit_chunks();
+                let words: Vec<u64> = chunks
+                    .iter()
+                    .chain(std::iter::once(chunks.remainder_bits()))
+                    .collect();
+                let lens = lens.enumerate().map(|(i, len)| {
+                    let valid = (words[i / 64] >> (i % 64)) & 1;
+                    len & 0usize.wrapping_sub(valid as usize)
+                });
                 fold_lens(fold, lens)
             }
         };
@@ -230,10 +239,13 @@ mod tests {
     use super::*;
 
     /// Values whose NULL rows hold long bytes in their slots, as a writer may leave
-    /// them, in every layout with its own lengths, whole and sliced.
+    /// them, in every layout with its own lengths, whole and sliced; over several
+    /// 64-row words of validity bits, and sliced within and across words.
     fn arrays() -> Vec<ArrayRef> {
-        let texts = ["ab", &"z".repeat(300), "héllo", "", &"y".repeat(40)];
-        let nulls = NullBuffer::from(vec![true, false, true, true, false]);
+        let (long, longer) = ("y".repeat(40), "z".repeat(300));
+        let five = ["ab", &longer, "héllo", "", &long];
+        let texts: Vec<&str> = five.iter().copied().cycle().take(5 * 40).collect();
+        let nulls = NullBuffer::from_iter(texts.iter().map(|t| t.len() < 40));
         let utf8 = StringArray::new(
             OffsetBuffer::from_lengths(texts.iter().map(|t| t.len())),
             texts.concat().into_bytes().into(),
@@ -255,7 +267,10 @@ mod tests {
             Arc::new(binary),
             Arc::new(dict),
         ];
-        let sliced: Vec<ArrayRef> = out.iter().map(|a| a.slice(1, 3)).collect();
+        let sliced: Vec<ArrayRef> = out
+            .iter()
+            .flat_map(|a| [a.slice(1, 3), a.slice(61, 100)])
+            .collect();
         out.extend(sliced);
         out
     }
