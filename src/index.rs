@@ -84,8 +84,9 @@ pub struct RowInfo {
     pub loc: RowLoc,
 }
 
-/// One hashed row in a bucket: exactly half a cache line, so the scatter writes one
-/// line for two rows of a bucket ([`stream_rec`]). Records and their keys are
+/// One hashed row in a bucket: exactly half a cache line, so the join reads a line
+/// for two rows and the index takes half the memory of a line a row (the scatter
+/// still streams a whole line a row: [`stream_rec`]). Records and their keys are
 /// appended in the same order, so a record's key is the next `key_len` bytes of its
 /// chunk's key arena; its tolerance values are the `tol_width` at its position
 /// times that width in the tolerance arena.
