@@ -124,10 +124,7 @@ pub fn write_diff_rows(key: &[String], partials: &[PartialDiff]) -> Result<Bytes
             for (column, source, target) in rows {
                 b.diff_type.append_value(f.kind.as_str());
                 b.partition.append_value(&p.partition);
-                b.side.append_option(f.side.map(|s| match s {
-                    Side::Source => "source",
-                    Side::Target => "target",
-                }));
+                b.side.append_option(f.side.map(Side::as_str));
                 for (i, kb) in b.keys.iter_mut().enumerate() {
                     kb.append_option(f.key.get(i).cloned().flatten());
                 }

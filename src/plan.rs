@@ -73,6 +73,14 @@ pub enum Side {
 }
 
 impl Side {
+    /// The side's name in outputs and messages (`source`, `target`), as serialised.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Side::Source => "source",
+            Side::Target => "target",
+        }
+    }
+
     /// 0 for the source, 1 for the target: the index of a side in per-side arrays.
     pub fn index(self) -> usize {
         match self {

@@ -100,10 +100,7 @@ fn check_locatable<'a>(
     mut rows: impl Iterator<Item = (&'a str, u64)>,
 ) -> Result<()> {
     if files > MAX_FILES {
-        let side = match side {
-            Side::Source => "source",
-            Side::Target => "target",
-        };
+        let side = side.as_str();
         return Err(ReconError::InvalidInput(format!(
             "partition {partition} has {files} files on the {side} side; glue-recon \
              reconciles at most {MAX_FILES} files a partition side: compact the partition's \
