@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
-use arrow::compute::cast;
+use arrow::array::{Array, ArrayRef, AsArray, RecordBatch, UInt32Array};
+use arrow::compute::{cast, take_record_batch};
 use arrow::datatypes::{DataType, Float64Type, Schema, SchemaRef};
 use futures::{StreamExt, TryStreamExt};
 use parquet::arrow::ProjectionMask;
@@ -519,14 +519,19 @@ pub fn retained_rows(
         let here = rest.partition_point(|r| *r < end);
         let (mine, later) = rest.split_at(here);
         rest = later;
+        // A row before this batch was in no kept batch: left out, so the caller
+        // reports it as not read rather than reading another row.
+        let mine: Vec<u64> = mine.iter().copied().filter(|no| no >= first).collect();
         if !mine.is_empty() {
-            // A row before this batch was in no kept batch: left out, so the caller
-            // reports it as not read rather than reading another row.
-            let rows = mine
-                .iter()
-                .filter(|no| **no >= *first)
-                .map(|no| ((no - first) as usize, *no));
-            out.extend(batch_rows(plan, &columns, &sources, batch, rows)?);
+            // Only a few rows of a batch mismatch: take them out first, so converting,
+            // encoding and formatting cost what those rows cost, not the batch.
+            let within = UInt32Array::from_iter_values(mine.iter().map(|no| (no - first) as u32));
+            let picked = take_record_batch(batch, &within).map_err(|e| ReconError::Transient {
+                resource: opened.file.file.uri.clone(),
+                reason: format!("cannot pick mismatched rows from a kept batch: {e}"),
+            })?;
+            let rows = mine.iter().enumerate().map(|(i, no)| (i, *no));
+            out.extend(batch_rows(plan, &columns, &sources, &picked, rows)?);
         }
     }
     Ok(out)
