@@ -4,7 +4,7 @@
     make bench                      # = .venv/bin/python bench/run_bench.py
     bench/run_bench.py [--rows 10000000] [--partitions 30] [--seed 7] [--changes 0.001]
                        [--data bench-data] [--generator glue-recon|duckdb]
-                       [--edge-cases] [--peers duckdb,duckdb-join[,polars]] [--repeat 3] [--no-glue-recon]
+                       [--edge-cases] [--peers duckdb,duckdb-join[,polars]] [--repeat 5] [--no-glue-recon]
 
 1. Makes the data unless DATA/.bench-marker.json says it was made with the same
    parameters: `glue-recon sample-data --no-edge-cases` (default; --edge-cases keeps
@@ -196,7 +196,7 @@ def main() -> int:
     ap.add_argument("--key", action="append", help="key column (default: id)")
     ap.add_argument("--peers", default="duckdb,duckdb-join",
                     help="comma-separated: duckdb, duckdb-join, polars (default: duckdb,duckdb-join)")
-    ap.add_argument("--repeat", type=int, default=3, help="rounds: each tool once a round (median wall, max RSS)")
+    ap.add_argument("--repeat", type=int, default=5, help="rounds: each tool once a round (median wall, max RSS); DuckDB's own rounds vary by up to a quarter, so fewer than 5 give an unsteady median")
     ap.add_argument("--threads", type=int, default=2, help="DuckDB threads (the machine has 2 cores)")
     ap.add_argument("--rss", choices=["auto", "wait4"], default="auto",
                     help="auto: /usr/bin/time -v when present, else wait4; wait4: always wait4")
