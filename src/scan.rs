@@ -526,10 +526,12 @@ pub fn retained_rows(
             // Only a few rows of a batch mismatch: take them out first, so converting,
             // encoding and formatting cost what those rows cost, not the batch.
             let within = UInt32Array::from_iter_values(mine.iter().map(|no| (no - first) as u32));
-            let picked = take_record_batch(batch, &within).map_err(|e| ReconError::Transient {
-                resource: opened.file.file.uri.clone(),
-                reason: format!("cannot pick mismatched rows from a kept batch: {e}"),
-            })?;
+            // Not `Transient`: taking rows of an array fails the same way every time.
+            let picked =
+                take_record_batch(batch, &within).map_err(|e| ReconError::CorruptParquet {
+                    file: opened.file.file.uri.clone(),
+                    reason: format!("cannot pick the mismatched rows of a decoded batch: {e}"),
+                })?;
             let rows = mine.iter().enumerate().map(|(i, no)| (i, *no));
             out.extend(batch_rows(plan, &columns, &sources, &picked, rows)?);
         }
