@@ -138,20 +138,39 @@ pub fn athena_diff_query(report: &Report, loc: &ReportLocation, database: &str) 
         .iter()
         .map(|k| format!("`key_{}` string", k.replace('`', "")))
         .collect();
-    let key_cols: Vec<String> = report
-        .key
-        .iter()
-        .map(|k| format!("\"key_{}\"", k.replace('"', "")))
-        .collect();
     let location = Storage::join(&loc.dir, &format!("{ATHENA_DIR}/"));
     format!(
         "CREATE EXTERNAL TABLE IF NOT EXISTS {table} (`diff_type` string, `partition` string, `side` string, {keys}, `column` string, `source_value` string, `target_value` string, `count` bigint) \
 ROW FORMAT SERDE 'org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe' \
 STORED AS INPUTFORMAT 'org.apache.hadoop.hive.ql.io.SymlinkTextInputFormat' \
 OUTPUTFORMAT 'org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat' \
-LOCATION '{location}';\n\
-SELECT diff_type, \"partition\", {key_cols}, \"column\", source_value, target_value FROM {table} ORDER BY diff_type, \"partition\", {key_cols} LIMIT 1000;",
+LOCATION '{location}';\n{select}",
         keys = keys.join(", "),
+        select = findings_select(report, &table),
+    )
+}
+
+/// A SELECT of a local run's offending keys straight from its diffs.parquet (by its
+/// absolute path), for DuckDB (`duckdb -c "..."`) or another SQL engine with
+/// `read_parquet`: Athena reads only S3, so [`athena_diff_query`] is for runs
+/// reported there.
+pub fn local_diff_query(report: &Report, loc: &ReportLocation) -> String {
+    let path = crate::storage::local::local_path(&loc.diff_rows);
+    // Absolute, so the query works from any folder.
+    let path = std::path::absolute(&path).unwrap_or(path);
+    let path = path.to_string_lossy().replace('\'', "''");
+    findings_select(report, &format!("read_parquet('{path}')"))
+}
+
+/// The findings of a run's diff rows in `from`, by kind, partition and key.
+fn findings_select(report: &Report, from: &str) -> String {
+    let key_cols: Vec<String> = report
+        .key
+        .iter()
+        .map(|k| format!("\"key_{}\"", k.replace('"', "")))
+        .collect();
+    format!(
+        "SELECT diff_type, \"partition\", {key_cols}, \"column\", source_value, target_value FROM {from} ORDER BY diff_type, \"partition\", {key_cols} LIMIT 1000;",
         key_cols = key_cols.join(", "),
     )
 }

@@ -1,5 +1,5 @@
-//! The alert text printed by a local run: verdict first, DRIFT, the Athena query for
-//! the offending keys and the dashboard link.
+//! The alert text printed by a local run: verdict first, DRIFT, a query of the
+//! offending keys (run here with DuckDB) and the dashboard link.
 
 use super::{bin, run_cli, sample, two_pair_config};
 
@@ -32,8 +32,23 @@ fn the_terminal_alert_is_actionable() {
         alert.contains("DRIFT: clean for the last 1 run(s)"),
         "{alert}"
     );
-    assert!(alert.contains("CREATE EXTERNAL TABLE IF NOT EXISTS glue_recon.diffs_alpha_"));
-    assert!(alert.contains("athena/'"), "{alert}");
+    // Athena reads only S3: a local run's offending keys come with a query of its
+    // diffs.parquet that DuckDB runs as printed.
+    assert!(!alert.contains("CREATE EXTERNAL TABLE"), "{alert}");
+    let query = alert
+        .lines()
+        .skip_while(|l| l.trim() != "offending keys (DuckDB):")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no DuckDB query in {alert}"))
+        .trim();
+    assert!(query.contains("diffs.parquet')"), "{query}");
+    let rows = duckdb_rows(query);
+    assert!(!rows.is_empty(), "{query}");
+    assert!(
+        rows.iter()
+            .all(|r| ["MISSING_IN_TARGET", "EXTRA_IN_TARGET", "MISMATCH"].contains(&r.as_str())),
+        "{rows:?}"
+    );
     assert!(alert.contains("sample keys:"), "{alert}");
     assert!(alert.contains(&format!(
         "dashboard: {}",
@@ -46,6 +61,29 @@ fn the_terminal_alert_is_actionable() {
     let target = std::fs::read_to_string(&manifest).unwrap();
     assert!(target.trim_end().ends_with("diffs.parquet"));
     assert!(std::path::Path::new(target.trim_end()).is_file());
+}
+
+/// The first column (diff_type) of every row `query` returns, run by DuckDB from the
+/// repository's venv (`make setup`).
+fn duckdb_rows(query: &str) -> Vec<String> {
+    let python = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
+    let o = std::process::Command::new(&python)
+        .args([
+            "-c",
+            "import duckdb, sys\nfor r in duckdb.sql(sys.argv[1]).fetchall(): print(r[0])",
+            query,
+        ])
+        .output()
+        .unwrap_or_else(|e| panic!("{}: {e}; run `make setup`", python.display()));
+    assert!(
+        o.status.success(),
+        "DuckDB refused {query}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
 }
 
 fn walk_find(dir: &std::path::Path, name: &str) -> std::path::PathBuf {
