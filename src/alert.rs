@@ -294,44 +294,6 @@ impl Alert {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Config;
-    use crate::partial::{PARTIAL_SCHEMA_VERSION, PartialDiff, Totals};
-    use crate::report::{RunMeta, build_report};
-    use crate::table::Presence;
-
-    /// A FAIL report of pair `p` (key `id`) with mismatched rows.
-    fn failing_report() -> Report {
-        let pair = Config::parse(
-            "[[pair]]\nname='p'\nsource='s'\ntarget='t'\nkey=['id']\n",
-            "t",
-        )
-        .unwrap()
-        .pairs
-        .remove(0);
-        let meta = RunMeta {
-            run_id: "r1".into(),
-            trigger: "on-demand".into(),
-            started_at: "2026-01-02T00:00:00Z".into(),
-        };
-        let partial = PartialDiff {
-            schema_version: PARTIAL_SCHEMA_VERSION,
-            pair: "p".into(),
-            item_id: "i".into(),
-            partition: "*".into(),
-            presence: Presence::Both,
-            error: None,
-            totals: Totals {
-                source_rows: 10,
-                target_rows: 10,
-                mismatch: 3,
-                ..Totals::default()
-            },
-            column_mismatches: Default::default(),
-            findings: Vec::new(),
-        };
-        build_report(&meta, &pair, 5, Default::default(), &[partial])
-    }
-
     fn location(dir: &str) -> ReportLocation {
         ReportLocation {
             dir: dir.into(),
@@ -343,15 +305,15 @@ mod tests {
 
     #[test]
     fn offending_keys_are_queried_where_the_report_is() {
-        let report = failing_report();
+        let report = crate::report::one_partition_report(3);
         let s3 = Alert::for_reports(&[(&report, &location("s3://b/reports/p/r1"))]).message;
         assert!(s3.contains("offending keys (Athena):"), "{s3}");
-        assert!(s3.contains("CREATE EXTERNAL TABLE IF NOT EXISTS glue_recon.diffs_p_r1"));
+        assert!(s3.contains("CREATE EXTERNAL TABLE IF NOT EXISTS glue_recon.diffs_p_now"));
         assert!(
             s3.contains("LOCATION 's3://b/reports/p/r1/athena/'"),
             "{s3}"
         );
-        assert!(s3.contains("FROM glue_recon.diffs_p_r1 ORDER BY"), "{s3}");
+        assert!(s3.contains("FROM glue_recon.diffs_p_now ORDER BY"), "{s3}");
         // Athena cannot read a local folder: a local run gets a read_parquet query of
         // its diffs.parquet by absolute path, quotes doubled.
         let local = Alert::for_reports(&[(&report, &location("out/it's/p/r1"))]).message;

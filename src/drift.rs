@@ -190,42 +190,7 @@ pub fn apply(report: &mut Report, history: &[LedgerRun], baseline_runs: usize, b
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Config;
-    use crate::partial::{PARTIAL_SCHEMA_VERSION, PartialDiff, Totals};
-    use crate::report::{RunMeta, build_report};
-    use crate::table::Presence;
-
-    fn report(mismatch: u64) -> Report {
-        let pair = Config::parse(
-            "[[pair]]\nname='p'\nsource='s'\ntarget='t'\nkey=['id']\n",
-            "t",
-        )
-        .unwrap()
-        .pairs
-        .remove(0);
-        let meta = RunMeta {
-            run_id: "now".into(),
-            trigger: "on-demand".into(),
-            started_at: "2026-01-02T00:00:00Z".into(),
-        };
-        let partial = PartialDiff {
-            schema_version: PARTIAL_SCHEMA_VERSION,
-            pair: "p".into(),
-            item_id: "i".into(),
-            partition: "*".into(),
-            presence: Presence::Both,
-            error: None,
-            totals: Totals {
-                source_rows: 1000,
-                target_rows: 1000,
-                mismatch,
-                ..Totals::default()
-            },
-            column_mismatches: Default::default(),
-            findings: Vec::new(),
-        };
-        build_report(&meta, &pair, 5, Default::default(), &[partial])
-    }
+    use crate::report::one_partition_report as report;
 
     fn earlier(findings: u64) -> LedgerRun {
         LedgerRun {

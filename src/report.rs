@@ -319,3 +319,38 @@ pub fn new_run_id() -> String {
         d[3]
     )
 }
+
+/// A report of pair `p` (key `id`, run `now`) over one partition of 1000 rows a side
+/// with `mismatch` mismatched rows: for tests of what reads reports.
+#[cfg(test)]
+pub(crate) fn one_partition_report(mismatch: u64) -> Report {
+    let pair = crate::config::Config::parse(
+        "[[pair]]\nname='p'\nsource='s'\ntarget='t'\nkey=['id']\n",
+        "t",
+    )
+    .unwrap()
+    .pairs
+    .remove(0);
+    let meta = RunMeta {
+        run_id: "now".into(),
+        trigger: "on-demand".into(),
+        started_at: "2026-01-02T00:00:00Z".into(),
+    };
+    let partial = PartialDiff {
+        schema_version: crate::partial::PARTIAL_SCHEMA_VERSION,
+        pair: "p".into(),
+        item_id: "i".into(),
+        partition: "*".into(),
+        presence: Presence::Both,
+        error: None,
+        totals: Totals {
+            source_rows: 1000,
+            target_rows: 1000,
+            mismatch,
+            ..Totals::default()
+        },
+        column_mismatches: Default::default(),
+        findings: Vec::new(),
+    };
+    build_report(&meta, &pair, 5, Default::default(), &[partial])
+}
