@@ -294,6 +294,7 @@ impl Alert {
 #[cfg(test)]
 mod tests {
     use super::*;
+
     fn location(dir: &str) -> ReportLocation {
         ReportLocation {
             dir: dir.into(),
