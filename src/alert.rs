@@ -179,15 +179,7 @@ fn pair_section(out: &mut String, r: &Report, loc: &ReportLocation) {
     }
     if r.totals.findings() > 0 {
         // Athena reads only S3: a local run's keys are one read_parquet away instead.
-        let (engine, query) = if loc.dir.starts_with("s3://") {
-            let database = crate::history::DEFAULT_ATHENA_DATABASE;
-            (
-                "Athena",
-                crate::history::athena_diff_query(r, loc, database),
-            )
-        } else {
-            ("DuckDB", crate::history::local_diff_query(r, loc))
-        };
+        let (engine, query) = crate::history::offending_keys_query(r, loc);
         let _ = writeln!(out, "  offending keys ({engine}):");
         for line in query.lines() {
             let _ = writeln!(out, "    {line}");

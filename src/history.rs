@@ -112,11 +112,23 @@ pub async fn record_run(
 /// of the template).
 pub const DEFAULT_ATHENA_DATABASE: &str = "glue_recon";
 
+/// The query of a run's offending keys suited to where its report is, and the engine
+/// that runs it: Athena statements for a report on S3 ([`athena_diff_query`]), a
+/// `read_parquet` SELECT for a local one ([`local_diff_query`]).
+pub fn offending_keys_query(report: &Report, loc: &ReportLocation) -> (&'static str, String) {
+    if loc.dir.starts_with("s3://") {
+        let query = athena_diff_query(report, loc, DEFAULT_ATHENA_DATABASE);
+        ("Athena", query)
+    } else {
+        ("DuckDB", local_diff_query(report, loc))
+    }
+}
+
 /// Athena statements fetching the offending keys of a run from its diffs.parquet:
 /// a table declared over the symlink manifest that [`record_run`] writes beside the
 /// file (a folder of its own, as Athena reads every object of a table's LOCATION),
 /// then a SELECT of the findings.
-pub fn athena_diff_query(report: &Report, loc: &ReportLocation, database: &str) -> String {
+fn athena_diff_query(report: &Report, loc: &ReportLocation, database: &str) -> String {
     let ident = |s: &str| -> String {
         s.chars()
             .map(|c| {
@@ -154,7 +166,7 @@ LOCATION '{location}';\n{select}",
 /// absolute path), for DuckDB (`duckdb -c "..."`) or another SQL engine with
 /// `read_parquet`: Athena reads only S3, so [`athena_diff_query`] is for runs
 /// reported there.
-pub fn local_diff_query(report: &Report, loc: &ReportLocation) -> String {
+fn local_diff_query(report: &Report, loc: &ReportLocation) -> String {
     let path = crate::storage::local::local_path(&loc.diff_rows);
     // Absolute, so the query works from any folder.
     let path = std::path::absolute(&path).unwrap_or(path);

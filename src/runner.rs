@@ -221,7 +221,8 @@ fn largest_first(items: &[WorkItem]) -> Vec<WorkItem> {
     let bytes =
         |i: &WorkItem| -> u64 { i.source.iter().chain(&i.target).map(|f| f.file.size).sum() };
     let mut ordered = items.to_vec();
-    ordered.sort_by_key(|i| std::cmp::Reverse(bytes(i)));
+    // Each item's bytes summed once, not at every comparison.
+    ordered.sort_by_cached_key(|i| std::cmp::Reverse(bytes(i)));
     ordered
 }
 
