@@ -6,12 +6,15 @@ use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, AsArray, RecordBatch, UInt32Array};
 use arrow::compute::{cast, take_record_batch};
-use arrow::datatypes::{DataType, Float64Type, Schema, SchemaRef};
+use arrow::datatypes::{
+    DECIMAL32_MAX_PRECISION, DECIMAL64_MAX_PRECISION, DataType, Float64Type, Schema, SchemaRef,
+};
 use futures::{StreamExt, TryStreamExt};
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions, RowSelection};
 use parquet::arrow::async_reader::ParquetRecordBatchStreamBuilder;
 use parquet::basic::Type as PhysicalType;
+use parquet::schema::types::Type as ParquetType;
 
 use crate::canonical::{Encoder, StringRules, is_null_encoding};
 use crate::error::{ReconError, Result};
@@ -78,9 +81,10 @@ pub struct OpenedFile {
 
 /// `meta` reading top-level columns in the Arrow forms that are quickest to decode
 /// and encode, with the same values: strings and binaries as views, which point into
-/// the decoded pages instead of copying every value, and decimals stored as INT32 or
-/// INT64 as 32- or 64-bit decimals, which the reader takes as they are stored
-/// instead of widening every value to 128 bits.
+/// the decoded pages instead of copying every value, and decimals stored in at most
+/// 32 or 64 bits (INT32, INT64, or a FIXED_LEN_BYTE_ARRAY of at most 4 or 8 bytes,
+/// as pyarrow writes them) as 32- or 64-bit decimals, which the reader takes as they
+/// are stored instead of widening every value to 128 bits.
 fn for_hashing(meta: &ArrowReaderMetadata) -> ArrowReaderMetadata {
     let schema = meta.schema();
     let parquet_roots = meta
@@ -89,12 +93,22 @@ fn for_hashing(meta: &ArrowReaderMetadata) -> ArrowReaderMetadata {
         .schema_descr()
         .root_schema()
         .get_fields();
-    // The Parquet type a top-level column is stored as (looked up for decimals only).
-    let stored_as = |name: &str| {
-        parquet_roots
-            .iter()
-            .find(|t| t.name() == name && t.is_primitive())
-            .map(|t| t.get_physical_type())
+    // The bits a top-level decimal column is stored in (looked up for decimals only).
+    let stored_bits = |name: &str| {
+        let stored = parquet_roots.iter().find(|t| t.name() == name)?;
+        match stored.as_ref() {
+            ParquetType::PrimitiveType {
+                physical_type,
+                type_length,
+                ..
+            } => match physical_type {
+                PhysicalType::INT32 => Some(32),
+                PhysicalType::INT64 => Some(64),
+                PhysicalType::FIXED_LEN_BYTE_ARRAY => Some(8 * (*type_length).max(0)),
+                _ => None,
+            },
+            ParquetType::GroupType { .. } => None,
+        }
     };
     let mut changed = false;
     let fields: Vec<arrow::datatypes::FieldRef> = schema
@@ -104,9 +118,9 @@ fn for_hashing(meta: &ArrowReaderMetadata) -> ArrowReaderMetadata {
             let hinted = match f.data_type() {
                 DataType::Utf8 | DataType::LargeUtf8 => DataType::Utf8View,
                 DataType::Binary | DataType::LargeBinary => DataType::BinaryView,
-                DataType::Decimal128(p, s) => match stored_as(f.name()) {
-                    Some(PhysicalType::INT32) => DataType::Decimal32(*p, *s),
-                    Some(PhysicalType::INT64) => DataType::Decimal64(*p, *s),
+                DataType::Decimal128(p, s) => match stored_bits(f.name()) {
+                    Some(1..=32) if *p <= DECIMAL32_MAX_PRECISION => DataType::Decimal32(*p, *s),
+                    Some(1..=64) if *p <= DECIMAL64_MAX_PRECISION => DataType::Decimal64(*p, *s),
                     _ => return f.clone(),
                 },
                 _ => return f.clone(),

@@ -499,3 +499,63 @@ fn uuids_match_the_same_uuids_stored_as_text_and_show_as_text() {
     }
     assert_eq!(text(1), "01112131-4151-6171-8191-a1b1c1d1e1f1");
 }
+
+/// A decimal mantissa as `width` big-endian two's-complement bytes, as Parquet stores
+/// decimals in fixed-length byte arrays.
+fn be_mantissa(m: i128, width: usize) -> Vec<u8> {
+    m.to_be_bytes()[16 - width..].to_vec()
+}
+
+#[test]
+fn decimals_in_fixed_length_bytes_of_every_width_match_and_show() {
+    // Cents, negative ones among them, that fit 4 bytes; NULL too.
+    let cents = [
+        Some(100),
+        Some(150),
+        Some(-1),
+        Some(0),
+        None,
+        Some(-99_999_999),
+    ];
+    let ids: Vec<i64> = (0..cents.len() as i64).collect();
+    // The same values in the target as arrow writes a decimal(38,10): 16 bytes.
+    let target = |cents: &[Option<i128>]| {
+        let wide: Vec<Option<i128>> = cents.iter().map(|c| c.map(|c| c * 10i128.pow(8))).collect();
+        let v = Decimal128Array::from(wide)
+            .with_precision_and_scale(38, 10)
+            .unwrap();
+        batch(vec![
+            ("id", arr(Int64Array::from(ids.clone()))),
+            ("v", arr(v)),
+        ])
+    };
+    // 4 bytes as pyarrow writes a decimal(9,2), 6 for (12,2) and 8 for (18,2); 9 and
+    // 16 are wider than their precision needs (Parquet allows it).
+    for (width, precision) in [(4, 9), (6, 12), (8, 18), (9, 12), (16, 20)] {
+        let decl = format!("fixed_len_byte_array({width}) v (DECIMAL({precision},2))");
+        let bytes: Vec<Option<Vec<u8>>> = cents
+            .iter()
+            .map(|c| c.map(|c| be_mantissa(c, width)))
+            .collect();
+        let run_against = |cents: &[Option<i128>]| {
+            let lab = Lab::new();
+            write_fixed(&lab.path("source/part-0.parquet"), &decl, &ids, &bytes);
+            lab.write("target/part-0.parquet", &target(cents));
+            lab.run(&["id"], "")
+        };
+        assert_clean(&run_against(&cents), cents.len() as u64);
+
+        // A cent more on a negative value, and a value where a NULL was: found, shown.
+        let mut changed = cents;
+        changed[2] = Some(0);
+        changed[4] = Some(-5);
+        assert_eq!(
+            diffs(&run_against(&changed)),
+            vec![
+                diff("2", "v", Some("-0.01"), Some("0.0000000000")),
+                diff("4", "v", None, Some("-0.0500000000")),
+            ],
+            "{decl}"
+        );
+    }
+}
