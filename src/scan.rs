@@ -28,6 +28,18 @@ use crate::table::TableFile;
 /// Rows per decoded batch.
 pub const BATCH_SIZE: usize = 8192;
 
+/// Rows per batch for hashing a row group of `rows` rows: [`BATCH_SIZE`], or the
+/// whole row group when it has at most half as many again, rather than a batch and a
+/// small remainder. Each batch costs its own arrays, encoders and bounds: the
+/// 10,000-row row groups pyarrow writes by default took 2-3% more CPU as batches of
+/// 8192 and 1808 rows than as one.
+fn hash_batch_rows(rows: usize) -> usize {
+    match rows <= BATCH_SIZE + BATCH_SIZE / 2 {
+        true => rows.max(1),
+        false => BATCH_SIZE,
+    }
+}
+
 /// Something that wants to know how far a run is (a progress bar).
 pub trait Progress: Send + Sync {
     /// `n` more rows were hashed.
@@ -373,23 +385,22 @@ pub async fn hash_row_group(
     let (nk, nv) = (plan.key.len(), plan.values.len());
     let (sources, mask) = resolve(opened, &columns, task.side, nk)?;
     let uri = &opened.file.file.uri;
+    let row_groups = opened.meta.metadata().row_groups();
+    let group_rows = row_groups[row_group].num_rows().max(0) as usize;
     let reader = task.store.open(&opened.file.file).await?;
     let mut stream =
         ParquetRecordBatchStreamBuilder::new_with_metadata(reader, opened.hash_meta.clone())
             .with_row_groups(vec![row_group])
             .with_projection(mask)
-            .with_batch_size(BATCH_SIZE)
+            .with_batch_size(hash_batch_rows(group_rows))
             .build()
             .map_err(|e| corrupt(uri, e))?;
-    let row_groups = opened.meta.metadata().row_groups();
     let mut row = row_groups
         .iter()
         .take(row_group)
         .map(|rg| rg.num_rows() as u64)
         .sum::<u64>();
-    let mut spill = task
-        .index
-        .spill(task.side, row_groups[row_group].num_rows().max(0) as usize);
+    let mut spill = task.index.spill(task.side, group_rows);
     let mut retained = Vec::new();
     while let Some(batch) = stream.try_next().await.map_err(|e| corrupt(uri, e))? {
         let n = batch.num_rows();
@@ -634,4 +645,18 @@ pub async fn open_files(
         .buffered(concurrency.max(1))
         .collect()
         .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_row_group_up_to_half_a_batch_larger_is_one_batch() {
+        assert_eq!(hash_batch_rows(0), 1);
+        assert_eq!(hash_batch_rows(10_000), 10_000);
+        assert_eq!(hash_batch_rows(BATCH_SIZE * 3 / 2), BATCH_SIZE * 3 / 2);
+        assert_eq!(hash_batch_rows(BATCH_SIZE * 3 / 2 + 1), BATCH_SIZE);
+        assert_eq!(hash_batch_rows(111_111), BATCH_SIZE);
+    }
 }

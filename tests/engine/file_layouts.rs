@@ -559,3 +559,50 @@ fn decimals_in_fixed_length_bytes_of_every_width_match_and_show() {
         );
     }
 }
+
+/// `id` and `v = id`, except `v = -id` on the rows `changed`.
+fn ids_and_values(rows: i64, changed: &[i64]) -> RecordBatch {
+    let ids: Vec<i64> = (0..rows).collect();
+    let v: Vec<i64> = ids
+        .iter()
+        .map(|&i| if changed.contains(&i) { -i } else { i })
+        .collect();
+    batch(vec![
+        ("id", arr(Int64Array::from(ids))),
+        ("v", arr(Int64Array::from(v))),
+    ])
+}
+
+#[test]
+fn every_row_of_row_groups_around_the_batch_size_is_compared() {
+    // Row groups of 12,288 rows (one batch: half a batch more than 8192), 12,289 (a
+    // batch and a remainder) and what is left; the target in one row group.
+    const ROWS: i64 = 30_000;
+    let changed = [1, 8191, 8192, 12_287, 12_288, 24_576, 24_577, ROWS - 1];
+    for source_group in [12_288, 12_289] {
+        let lab = Lab::new();
+        lab.write_groups(
+            "source/part-0.parquet",
+            &ids_and_values(ROWS, &[]),
+            source_group,
+        );
+        lab.write("target/part-0.parquet", &ids_and_values(ROWS, &changed));
+        let run = lab.run(&["id"], "");
+        let mut want: Vec<String> = changed.iter().map(i64::to_string).collect();
+        want.sort();
+        assert_eq!(
+            keys(&run, FindingKind::Mismatch),
+            want,
+            "groups of {source_group}"
+        );
+        assert_eq!(
+            run.report.totals.matched,
+            (ROWS as usize - changed.len()) as u64
+        );
+        let last = diffs(&run)
+            .into_iter()
+            .find(|d| d.0 == (ROWS - 1).to_string());
+        let (from, to) = ((ROWS - 1).to_string(), (1 - ROWS).to_string());
+        assert_eq!(last, Some(diff(&from, "v", Some(&from), Some(&to))));
+    }
+}
