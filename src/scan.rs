@@ -31,7 +31,7 @@ pub const BATCH_SIZE: usize = 8192;
 /// Rows per batch for hashing a row group of `rows` rows: [`BATCH_SIZE`], or the
 /// whole row group when it has at most half as many again, rather than a batch and a
 /// small remainder. Each batch costs its own arrays, encoders and bounds: the
-/// 10,000-row row groups pyarrow writes by default took 2-3% more CPU as batches of
+/// 10,000-row row groups pyarrow writes by default took about 2% more CPU as batches of
 /// 8192 and 1808 rows than as one.
 fn hash_batch_rows(rows: usize) -> usize {
     match rows <= BATCH_SIZE + BATCH_SIZE / 2 {
