@@ -287,19 +287,14 @@ impl Alert {
 mod tests {
     use super::*;
 
-    fn location(dir: &str) -> ReportLocation {
-        ReportLocation {
-            dir: dir.into(),
-            json: format!("{dir}/report.json"),
-            html: format!("{dir}/report.html"),
-            diff_rows: format!("{dir}/diffs.parquet"),
-        }
-    }
-
     #[test]
     fn offending_keys_are_queried_where_the_report_is() {
         let report = crate::report::one_partition_report(3);
-        let s3 = Alert::for_reports(&[(&report, &location("s3://b/reports/p/r1"))]).message;
+        let s3 = Alert::for_reports(&[(
+            &report,
+            &ReportLocation::of("s3://b/reports/p/r1".into(), &report),
+        )])
+        .message;
         assert!(s3.contains("offending keys (Athena):"), "{s3}");
         assert!(s3.contains("CREATE EXTERNAL TABLE IF NOT EXISTS glue_recon.diffs_p_now"));
         assert!(
@@ -309,7 +304,11 @@ mod tests {
         assert!(s3.contains("FROM glue_recon.diffs_p_now ORDER BY"), "{s3}");
         // Athena cannot read a local folder: a local run gets a read_parquet query of
         // its diffs.parquet by absolute path, quotes doubled.
-        let local = Alert::for_reports(&[(&report, &location("out/it's/p/r1"))]).message;
+        let local = Alert::for_reports(&[(
+            &report,
+            &ReportLocation::of("out/it's/p/r1".into(), &report),
+        )])
+        .message;
         assert!(local.contains("offending keys (DuckDB):"), "{local}");
         assert!(!local.contains("CREATE EXTERNAL TABLE"), "{local}");
         let cwd = std::env::current_dir().unwrap();

@@ -284,6 +284,18 @@ pub struct ReportLocation {
     pub diff_rows: String,
 }
 
+impl ReportLocation {
+    /// Where the files of `report` go in the folder `dir`.
+    pub fn of(dir: String, report: &Report) -> Self {
+        ReportLocation {
+            json: Storage::join(&dir, "report.json"),
+            html: Storage::join(&dir, &report.artifacts.html),
+            diff_rows: Storage::join(&dir, &report.artifacts.diff_rows),
+            dir,
+        }
+    }
+}
+
 /// The folder of a pair's run under a report root.
 pub fn report_dir(root: &str, pair: &str, run_id: &str) -> String {
     Storage::join(root, &format!("{pair}/{run_id}"))
@@ -293,13 +305,7 @@ pub fn report_dir(root: &str, pair: &str, run_id: &str) -> String {
 /// Every object is written whole; a retried run overwrites the same keys.
 pub async fn write_report(storage: &Storage, root: &str, run: &PairRun) -> Result<ReportLocation> {
     let r = &run.report;
-    let dir = report_dir(root, &r.pair, &r.run_id);
-    let loc = ReportLocation {
-        json: Storage::join(&dir, "report.json"),
-        html: Storage::join(&dir, &r.artifacts.html),
-        diff_rows: Storage::join(&dir, &r.artifacts.diff_rows),
-        dir,
-    };
+    let loc = ReportLocation::of(report_dir(root, &r.pair, &r.run_id), r);
     let store = storage.for_uri(&loc.dir)?;
     let rows = crate::diffrows::write_diff_rows(&r.key, &run.partials)?;
     store.put(&loc.diff_rows, rows).await?;

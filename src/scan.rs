@@ -108,18 +108,21 @@ fn for_hashing(meta: &ArrowReaderMetadata) -> ArrowReaderMetadata {
     // The bits a top-level decimal column is stored in (looked up for decimals only).
     let stored_bits = |name: &str| {
         let stored = parquet_roots.iter().find(|t| t.name() == name)?;
-        match stored.as_ref() {
+        match *stored.as_ref() {
             ParquetType::PrimitiveType {
-                physical_type,
+                physical_type: PhysicalType::INT32,
+                ..
+            } => Some(32),
+            ParquetType::PrimitiveType {
+                physical_type: PhysicalType::INT64,
+                ..
+            } => Some(64),
+            ParquetType::PrimitiveType {
+                physical_type: PhysicalType::FIXED_LEN_BYTE_ARRAY,
                 type_length,
                 ..
-            } => match physical_type {
-                PhysicalType::INT32 => Some(32),
-                PhysicalType::INT64 => Some(64),
-                PhysicalType::FIXED_LEN_BYTE_ARRAY => Some(8 * (*type_length).max(0)),
-                _ => None,
-            },
-            ParquetType::GroupType { .. } => None,
+            } => Some(8 * type_length.max(0)),
+            _ => None,
         }
     };
     let mut changed = false;

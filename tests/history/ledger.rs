@@ -338,15 +338,7 @@ async fn a_retried_run_writes_the_same_ledger_key() {
 fn locations_of(root: &str, reports: &[Report]) -> Vec<ReportLocation> {
     reports
         .iter()
-        .map(|r| {
-            let d = report_dir(root, &r.pair, &r.run_id);
-            ReportLocation {
-                json: Storage::join(&d, "report.json"),
-                html: Storage::join(&d, "report.html"),
-                diff_rows: Storage::join(&d, "diffs.parquet"),
-                dir: d,
-            }
-        })
+        .map(|r| ReportLocation::of(report_dir(root, &r.pair, &r.run_id), r))
         .collect()
 }
 
