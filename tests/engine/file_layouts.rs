@@ -562,14 +562,10 @@ fn decimals_in_fixed_length_bytes_of_every_width_match_and_show() {
 
 /// `id` and `v = id`, except `v = -id` on the rows `changed`.
 fn ids_and_values(rows: i64, changed: &[i64]) -> RecordBatch {
-    let ids: Vec<i64> = (0..rows).collect();
-    let v: Vec<i64> = ids
-        .iter()
-        .map(|&i| if changed.contains(&i) { -i } else { i })
-        .collect();
+    let v = (0..rows).map(|i| if changed.contains(&i) { -i } else { i });
     batch(vec![
-        ("id", arr(Int64Array::from(ids))),
-        ("v", arr(Int64Array::from(v))),
+        ("id", ids(rows as usize)),
+        ("v", arr(Int64Array::from_iter_values(v))),
     ])
 }
 
