@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 use tokio::sync::Semaphore;
 
 use crate::budget::MemoryBudget;
-use crate::canonical::{display, split_values};
+use crate::canonical::{display, is_null_encoding, split_values};
 use crate::error::{ReconError, Result};
 use crate::index::{MAX_FILE_ROWS, MAX_FILES, PartitionIndex, RowInfo, RowLoc};
 use crate::partial::{ColumnDiff, Finding, FindingKind, ItemError, PartialDiff, Totals};
@@ -502,12 +502,9 @@ impl ItemRunner {
         let plan = &self.plan;
         let nk = plan.key.len();
         let tol_from = nk + plan.values.len();
-        let show = |c: &PlanColumn, v: &RowValues, i: usize| {
-            if c.masked && v.display[i].is_some() {
-                Some(masked(&v.canonical[i]))
-            } else {
-                v.display[i].clone()
-            }
+        let show = |c: &PlanColumn, v: &RowValues, i: usize| match c.masked {
+            true => (!is_null_encoding(&v.canonical[i])).then(|| masked(&v.canonical[i])),
+            false => v.display(i),
         };
         let mut diffs: Vec<ColumnDiff> = plan
             .all_columns()

@@ -449,15 +449,48 @@ pub async fn hash_row_group(
 }
 
 /// Values of selected rows of one file: for each requested row, per plan column,
-/// the canonical bytes (of the prepared value), the display text (of the raw value),
-/// and the float value (tolerance columns).
+/// the canonical bytes (of the prepared value) and the float value (tolerance
+/// columns); the display text (of the raw value) is made on demand
+/// ([`RowValues::display`]), as only the columns that differ are shown.
 pub struct RowValues {
     /// Canonical bytes per plan column.
     pub canonical: Vec<Vec<u8>>,
-    /// Display text per plan column (`None` = NULL).
-    pub display: Vec<Option<String>>,
     /// Float values per plan column (only meaningful for tolerance columns).
     pub floats: Vec<Option<f64>>,
+    /// The arrays and constants the row's values come from.
+    shown: Arc<Shown>,
+    /// The row in `shown`'s arrays.
+    row: usize,
+}
+
+/// What the values of a batch's selected rows are shown from, per plan column: its
+/// raw array, or the constant of a column no file holds (a partition value, or NULL).
+struct Shown {
+    raw: Vec<Option<ArrayRef>>,
+    constants: Vec<Option<Option<String>>>,
+}
+
+impl RowValues {
+    /// The display text of plan column `i` (`None` = NULL).
+    pub fn display(&self, i: usize) -> Option<String> {
+        let canonical = &self.canonical[i];
+        if is_null_encoding(canonical) {
+            return None;
+        }
+        // A NULL inside a list, struct or map shows as NULL, not as nothing (which
+        // would read as an empty string).
+        let options = arrow::util::display::FormatOptions::default().with_null("NULL");
+        let formatter = self.shown.raw[i]
+            .as_ref()
+            .and_then(|a| arrow::util::display::ArrayFormatter::try_new(a.as_ref(), &options).ok());
+        match (formatter, &self.shown.constants[i]) {
+            (Some(f), _) => Some(f.value(self.row).to_string()),
+            (None, Some(v)) => v.clone(),
+            // No formatter for the type: the value as its canonical bytes read back,
+            // never as NULL.
+            _ => crate::canonical::display(canonical),
+        }
+    }
 }
 
 /// Read the given rows (sorted, unique) of a file with all plan columns.
@@ -582,51 +615,33 @@ fn batch_rows(
     let encoders = prepared.encoders(columns, 0..n_all)?;
     let mut floats = vec![None; tol_from];
     floats.extend(prepared.floats(tol_from..n_all)?);
-    // A NULL inside a list, struct or map shows as NULL, not as nothing (which would
-    // read as an empty string); a NULL value itself is `None`.
-    let options = arrow::util::display::FormatOptions::default().with_null("NULL");
-    let formatters: Vec<Option<arrow::util::display::ArrayFormatter>> = prepared
-        .raw
-        .iter()
-        .map(|a| {
-            a.as_ref().and_then(|a| {
-                arrow::util::display::ArrayFormatter::try_new(a.as_ref(), &options).ok()
-            })
-        })
-        .collect();
+    let shown = Arc::new(Shown {
+        raw: prepared.raw.clone(),
+        constants: prepared.constants.clone(),
+    });
     let mut out = Vec::new();
     for (r, row_no) in rows {
-        let mut canonical = Vec::with_capacity(n_all);
-        let mut display = Vec::with_capacity(n_all);
-        let mut fl = Vec::with_capacity(n_all);
-        for (i, e) in encoders.iter().enumerate() {
-            let mut b = Vec::new();
-            e.encode(r, &mut b);
-            let text = if is_null_encoding(&b) {
-                None
-            } else {
-                match (&formatters[i], &prepared.constants[i]) {
-                    (Some(f), _) => Some(f.value(r).to_string()),
-                    (None, Some(v)) => v.clone(),
-                    // No formatter for the type: the value as its canonical bytes
-                    // read back, never as NULL.
-                    _ => crate::canonical::display(&b),
-                }
-            };
-            canonical.push(b);
-            display.push(text);
-            fl.push(if i >= tol_from {
-                float_at(&floats[i], r)
-            } else {
-                None
-            });
-        }
+        let canonical = encoders
+            .iter()
+            .map(|e| {
+                let mut b = Vec::new();
+                e.encode(r, &mut b);
+                b
+            })
+            .collect();
+        let floats = (0..n_all)
+            .map(|i| match i >= tol_from {
+                true => float_at(&floats[i], r),
+                false => None,
+            })
+            .collect();
         out.push((
             row_no,
             RowValues {
                 canonical,
-                display,
-                floats: fl,
+                floats,
+                shown: shown.clone(),
+                row: r,
             },
         ));
     }
