@@ -395,14 +395,17 @@ impl<'a> Encoder<'a> {
             Kind::F64(v) => self.each(rows, |row, out| float(out, v[row])),
             Kind::Utf8(a, r) => self.each(rows, |row, out| string(out, a.value(row), *r)),
             Kind::LargeUtf8(a, r) => self.each(rows, |row, out| string(out, a.value(row), *r)),
+            Kind::Utf8View(a, r) if r.is_identity() => self.each(rows, |row, out| {
+                viewed(out, tag::STRING, a.views()[row], || a.value(row).as_bytes())
+            }),
             Kind::Utf8View(a, r) => self.each(rows, |row, out| string(out, a.value(row), *r)),
             Kind::Binary(a) => self.each(rows, |row, out| bytes(out, tag::BINARY, a.value(row))),
             Kind::LargeBinary(a) => {
                 self.each(rows, |row, out| bytes(out, tag::BINARY, a.value(row)))
             }
-            Kind::BinaryView(a) => {
-                self.each(rows, |row, out| bytes(out, tag::BINARY, a.value(row)))
-            }
+            Kind::BinaryView(a) => self.each(rows, |row, out| {
+                viewed(out, tag::BINARY, a.views()[row], || a.value(row))
+            }),
             Kind::FixedBinary(a) => {
                 self.each(rows, |row, out| bytes(out, tag::BINARY, a.value(row)))
             }
@@ -646,6 +649,29 @@ fn bytes(out: &mut impl Out, t: u8, b: &[u8]) {
     tagged_uint(out, t, b.len() as u64);
     out.bytes(b);
 }
+
+/// [`bytes`] of a value of a view array, given its view: a value of at most twelve
+/// bytes is in the view itself (after its 4-byte length), so its header, length and
+/// bytes are built in a register and stored at once, with no slice of the value and
+/// no copy by its length (2-3% of the CPU on the bench data, whose three text columns
+/// hold 0-22 bytes); a longer one is written from `value()`'s bytes.
+#[inline(always)]
+fn viewed<'v>(out: &mut impl Out, t: u8, view: u128, value: impl FnOnce() -> &'v [u8]) {
+    let len = view as u32 as usize;
+    if len <= INLINE_VIEW_BYTES {
+        // The fewest bytes of the length: none for 0, else one.
+        let n = usize::from(len != 0);
+        // The bytes after the value are zero (Arrow refuses views padded otherwise).
+        let data = view >> 32;
+        let word = header(t, n) as u128 | (len as u128) << 8 | data << (8 * (1 + n));
+        out.word(word, 1 + n + len);
+    } else {
+        bytes(out, t, value());
+    }
+}
+
+/// The longest value a view holds itself (the Arrow view layout).
+const INLINE_VIEW_BYTES: usize = 12;
 
 #[inline(always)]
 fn string(out: &mut impl Out, s: &str, rules: StringRules) {
@@ -915,11 +941,63 @@ mod tests {
     use std::sync::Arc;
 
     use arrow::array::{
-        DictionaryArray, Int32Array, Int64Builder, MapBuilder, StringArray, StringBuilder,
+        BinaryArray, BinaryViewArray, DictionaryArray, Int32Array, Int64Builder, MapBuilder,
+        StringArray, StringBuilder, StringViewArray,
     };
     use arrow::datatypes::Field;
 
     use super::*;
+
+    /// Each row of `a` encoded alone into a vector, and all rows into row slots.
+    fn both_paths(a: &dyn Array) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
+        let enc = Encoder::new(a, StringRules::default(), "s").unwrap();
+        let alone = (0..a.len())
+            .map(|r| {
+                let mut out = Vec::new();
+                enc.encode(r, &mut out);
+                out
+            })
+            .collect();
+        let mut slots = RowSlots::for_keys();
+        slots.reset(a.len(), enc.max_len(0..a.len()));
+        enc.encode_rows(0, &mut slots);
+        let in_slots = (0..a.len()).map(|r| slots.row(r).to_vec()).collect();
+        (alone, in_slots)
+    }
+
+    #[test]
+    fn view_values_of_every_length_around_the_inline_twelve_encode_as_offset_arrays_do() {
+        // 0 to 14 bytes, with two-byte characters, and a NULL.
+        let texts: Vec<Option<String>> = (0..=14)
+            .map(|n| Some("é".repeat(n / 2) + &"x".repeat(n % 2)))
+            .chain([None])
+            .collect();
+        let bytes: Vec<Option<&[u8]>> = texts
+            .iter()
+            .map(|t| t.as_deref().map(str::as_bytes))
+            .collect();
+        let pairs: [(ArrayRef, ArrayRef); 2] = [
+            (
+                Arc::new(StringArray::from(texts.clone())),
+                Arc::new(StringViewArray::from(texts.clone())),
+            ),
+            (
+                Arc::new(BinaryArray::from(bytes.clone())),
+                Arc::new(BinaryViewArray::from(bytes.clone())),
+            ),
+        ];
+        for (offsets, views) in pairs {
+            let (want, want_in_slots) = both_paths(offsets.as_ref());
+            assert_eq!(want, want_in_slots);
+            let (got, got_in_slots) = both_paths(views.as_ref());
+            assert_eq!(got, want, "{}", views.data_type());
+            assert_eq!(got_in_slots, want, "{}", views.data_type());
+        }
+        let (text, _) = both_paths(&StringViewArray::from(vec!["", "ab", "éééééé"]));
+        assert_eq!(text[0], [0x05]);
+        assert_eq!(text[1], [0x15, 2, b'a', b'b']);
+        assert_eq!(text[2], [&[0x15, 12][..], "éééééé".as_bytes()].concat());
+    }
 
     #[test]
     fn may_be_null_is_false_only_when_no_row_can_encode_as_null() {
