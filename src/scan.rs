@@ -264,7 +264,7 @@ pub struct PreparedBatch {
     arrays: Vec<Option<ArrayRef>>,
     constants: Vec<Option<Option<String>>>,
     /// The raw (unprepared) arrays, for display.
-    pub raw: Vec<Option<ArrayRef>>,
+    raw: Vec<Option<ArrayRef>>,
 }
 
 fn prepare_batch(
