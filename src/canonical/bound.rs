@@ -143,6 +143,16 @@ impl Encoder<'_> {
             }
             Kind::Dict {
                 keys,
+                values: DictValues::Words(words),
+                ..
+            } => {
+                let lens = keys[rows.clone()]
+                    .iter()
+                    .map(|&k| words.get(k).map_or(0, |w| w.1));
+                self.fold(&rows, fold, 1, lens)
+            }
+            Kind::Dict {
+                keys,
                 values: DictValues::PerRow { values, len },
                 ..
             } => {

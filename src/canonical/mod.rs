@@ -110,6 +110,10 @@ pub struct Encoder<'a> {
 enum DictValues<'a> {
     /// Each value encoded once, when the batch has at least twice as many rows.
     Encoded(Vec<Vec<u8>>),
+    /// [`DictValues::Encoded`] when every value's bytes fit one 16-byte word (codes,
+    /// statuses, short names): each value's word and length, so a row is one store
+    /// instead of a copy by its length.
+    Words(Vec<(u128, usize)>),
     /// Each row's value encoded as the row is: a batch of 8192 rows that pointed into
     /// 100,000 values took six times as long encoded up front.
     PerRow {
@@ -117,6 +121,21 @@ enum DictValues<'a> {
         /// How many values there are (keys of NULL rows may point anywhere).
         len: usize,
     },
+}
+
+impl DictValues<'_> {
+    /// The values encoded once: as [`DictValues::Words`] when every one fits a word.
+    fn of_encoded(encoded: Vec<Vec<u8>>) -> Self {
+        if !encoded.iter().all(|v| v.len() <= size_of::<u128>()) {
+            return DictValues::Encoded(encoded);
+        }
+        let word = |v: &Vec<u8>| {
+            let mut bytes = [0u8; size_of::<u128>()];
+            bytes[..v.len()].copy_from_slice(v);
+            (u128::from_le_bytes(bytes), v.len())
+        };
+        DictValues::Words(encoded.iter().map(word).collect())
+    }
 }
 
 enum Kind<'a> {
@@ -248,7 +267,7 @@ impl<'a> Encoder<'a> {
                         })
                         .collect();
                     let null_value = encoded.iter().any(|v| is_null_encoding(v));
-                    (null_value, DictValues::Encoded(encoded))
+                    (null_value, DictValues::of_encoded(encoded))
                 } else {
                     let null_value = values_enc.may_be_null();
                     let len = dict.values().len();
@@ -433,6 +452,14 @@ impl<'a> Encoder<'a> {
                 values: DictValues::Encoded(values),
                 ..
             } => self.each(rows, |row, out| out.bytes(&values[keys[row]])),
+            Kind::Dict {
+                keys,
+                values: DictValues::Words(words),
+                ..
+            } => self.each(rows, |row, out| {
+                let (word, len) = words[keys[row]];
+                out.word(word, len)
+            }),
             // Through `&mut dyn Out`, as nested values below.
             Kind::Dict {
                 keys,
@@ -997,6 +1024,48 @@ mod tests {
         assert_eq!(text[0], [0x05]);
         assert_eq!(text[1], [0x15, 2, b'a', b'b']);
         assert_eq!(text[2], [&[0x15, 12][..], "éééééé".as_bytes()].concat());
+    }
+
+    #[test]
+    fn dictionaries_of_values_in_one_word_and_longer_encode_as_their_values() {
+        // Values whose bytes (header and length included) take 1 to 16 bytes, so every
+        // one fits a word, and the same with one longer; repeated so each batch's
+        // dictionary is encoded up front; NULL values and NULL keys.
+        let short: Vec<Option<String>> = (0..=14)
+            .map(|n| Some("é".repeat(n / 2) + &"x".repeat(n % 2)))
+            .chain([None])
+            .collect();
+        let long: Vec<Option<String>> = short
+            .iter()
+            .cloned()
+            .chain([Some("a value of more than sixteen bytes".into())])
+            .collect();
+        for values in [short, long] {
+            let rows: Vec<Option<&str>> = values
+                .iter()
+                .map(Option::as_deref)
+                .cycle()
+                .take(4 * values.len())
+                .collect();
+            let dict: DictionaryArray<Int32Type> = rows.iter().copied().collect();
+            let with_null_keys = DictionaryArray::<Int32Type>::try_new(
+                Int32Array::from_iter(
+                    dict.keys()
+                        .iter()
+                        .enumerate()
+                        .map(|(i, k)| k.filter(|_| i % 5 != 0)),
+                ),
+                dict.values().clone(),
+            )
+            .unwrap();
+            for d in [dict, with_null_keys] {
+                let plain = StringArray::from_iter(d.downcast_dict::<StringArray>().unwrap());
+                let (want, _) = both_paths(&plain);
+                let (alone, in_slots) = both_paths(&d);
+                assert_eq!(alone, want);
+                assert_eq!(in_slots, want);
+            }
+        }
     }
 
     #[test]
