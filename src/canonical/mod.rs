@@ -992,13 +992,26 @@ mod tests {
         (alone, in_slots)
     }
 
-    #[test]
-    fn view_values_of_every_length_around_the_inline_twelve_encode_as_offset_arrays_do() {
-        // 0 to 14 bytes, with two-byte characters, and a NULL.
-        let texts: Vec<Option<String>> = (0..=14)
+    /// Assert that `got` encodes as `want` does, row by row, alone and in row slots.
+    fn assert_encodes_as(got: &dyn Array, want: &dyn Array) {
+        let (want, want_in_slots) = both_paths(want);
+        assert_eq!(want, want_in_slots);
+        let (alone, in_slots) = both_paths(got);
+        assert_eq!(alone, want, "{}", got.data_type());
+        assert_eq!(in_slots, want, "{}", got.data_type());
+    }
+
+    /// Texts of 0 to 14 bytes, with two-byte characters, and a NULL.
+    fn texts_up_to_fourteen_bytes() -> Vec<Option<String>> {
+        (0..=14)
             .map(|n| Some("é".repeat(n / 2) + &"x".repeat(n % 2)))
             .chain([None])
-            .collect();
+            .collect()
+    }
+
+    #[test]
+    fn view_values_of_every_length_around_the_inline_twelve_encode_as_offset_arrays_do() {
+        let texts = texts_up_to_fourteen_bytes();
         let bytes: Vec<Option<&[u8]>> = texts
             .iter()
             .map(|t| t.as_deref().map(str::as_bytes))
@@ -1014,11 +1027,7 @@ mod tests {
             ),
         ];
         for (offsets, views) in pairs {
-            let (want, want_in_slots) = both_paths(offsets.as_ref());
-            assert_eq!(want, want_in_slots);
-            let (got, got_in_slots) = both_paths(views.as_ref());
-            assert_eq!(got, want, "{}", views.data_type());
-            assert_eq!(got_in_slots, want, "{}", views.data_type());
+            assert_encodes_as(views.as_ref(), offsets.as_ref());
         }
         let (text, _) = both_paths(&StringViewArray::from(vec!["", "ab", "éééééé"]));
         assert_eq!(text[0], [0x05]);
@@ -1031,10 +1040,7 @@ mod tests {
         // Values whose bytes (header and length included) take 1 to 16 bytes, so every
         // one fits a word, and the same with one longer; repeated so each batch's
         // dictionary is encoded up front; NULL values and NULL keys.
-        let short: Vec<Option<String>> = (0..=14)
-            .map(|n| Some("é".repeat(n / 2) + &"x".repeat(n % 2)))
-            .chain([None])
-            .collect();
+        let short = texts_up_to_fourteen_bytes();
         let long: Vec<Option<String>> = short
             .iter()
             .cloned()
@@ -1060,10 +1066,7 @@ mod tests {
             .unwrap();
             for d in [dict, with_null_keys] {
                 let plain = StringArray::from_iter(d.downcast_dict::<StringArray>().unwrap());
-                let (want, _) = both_paths(&plain);
-                let (alone, in_slots) = both_paths(&d);
-                assert_eq!(alone, want);
-                assert_eq!(in_slots, want);
+                assert_encodes_as(&d, &plain);
             }
         }
     }
