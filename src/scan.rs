@@ -457,17 +457,10 @@ pub struct RowValues {
     pub canonical: Vec<Vec<u8>>,
     /// Float values per plan column (only meaningful for tolerance columns).
     pub floats: Vec<Option<f64>>,
-    /// The arrays and constants the row's values come from.
-    shown: Arc<Shown>,
-    /// The row in `shown`'s arrays.
+    /// The batch the row's values come from.
+    batch: Arc<PreparedBatch>,
+    /// The row in `batch`.
     row: usize,
-}
-
-/// What the values of a batch's selected rows are shown from, per plan column: its
-/// raw array, or the constant of a column no file holds (a partition value, or NULL).
-struct Shown {
-    raw: Vec<Option<ArrayRef>>,
-    constants: Vec<Option<Option<String>>>,
 }
 
 impl RowValues {
@@ -480,10 +473,10 @@ impl RowValues {
         // A NULL inside a list, struct or map shows as NULL, not as nothing (which
         // would read as an empty string).
         let options = arrow::util::display::FormatOptions::default().with_null("NULL");
-        let formatter = self.shown.raw[i]
+        let formatter = self.batch.raw[i]
             .as_ref()
             .and_then(|a| arrow::util::display::ArrayFormatter::try_new(a.as_ref(), &options).ok());
-        match (formatter, &self.shown.constants[i]) {
+        match (formatter, &self.batch.constants[i]) {
             (Some(f), _) => Some(f.value(self.row).to_string()),
             (None, Some(v)) => v.clone(),
             // No formatter for the type: the value as its canonical bytes read back,
@@ -611,14 +604,10 @@ fn batch_rows(
 ) -> Result<Vec<(u64, RowValues)>> {
     let n_all = columns.len();
     let tol_from = plan.key.len() + plan.values.len();
-    let prepared = prepare_batch(batch, columns, sources)?;
+    let prepared = Arc::new(prepare_batch(batch, columns, sources)?);
     let encoders = prepared.encoders(columns, 0..n_all)?;
     let mut floats = vec![None; tol_from];
     floats.extend(prepared.floats(tol_from..n_all)?);
-    let shown = Arc::new(Shown {
-        raw: prepared.raw.clone(),
-        constants: prepared.constants.clone(),
-    });
     let mut out = Vec::new();
     for (r, row_no) in rows {
         let canonical = encoders
@@ -640,7 +629,7 @@ fn batch_rows(
             RowValues {
                 canonical,
                 floats,
-                shown: shown.clone(),
+                batch: prepared.clone(),
                 row: r,
             },
         ));
