@@ -12,7 +12,8 @@
    duplicates, NULL keys, NaN, -0.0 and NULL vs '', whose counts are known by construction).
 2. Reads every file once (warm page cache), then runs --repeat rounds of every tool once
    (so the tools of a round meet the same machine), each in its own process, measuring wall time, CPU time (user+sys) and the process's peak RSS
-   (/usr/bin/time -v, or wait4's ru_maxrss where there is no /usr/bin/time).
+   (/usr/bin/time -v, or wait4's ru_maxrss where there is no /usr/bin/time). Every tool
+   runs with transparent huge pages off, as glue-recon sets for itself (--huge-pages).
      glue-recon   glue-recon diff SRC TGT --key id --json --out DATA/out
      duckdb       bench/peer_duckdb.py: one SQL query, FULL OUTER JOIN on (partition, id),
                   with glue-recon's counts (duplicates, NULL keys, distinct keys)
@@ -25,6 +26,7 @@
 """
 
 import argparse
+import ctypes
 import json
 import os
 import shutil
@@ -52,14 +54,34 @@ def fail(msg: str) -> "NoReturn":  # noqa: F821
     sys.exit(1)
 
 
-def measure(cmd: list[str], stderr_path: str, use_time: bool = True) -> dict:
+# prctl(2) option of <linux/prctl.h>.
+PR_SET_THP_DISABLE = 41
+
+
+def huge_pages_off() -> None:
+    """Run in each tool's process before it starts (subprocess's preexec_fn): no
+    transparent huge pages for it or its children (the flag survives fork and exec).
+
+    glue-recon turns them off for itself (src/main.rs): in a virtual machine the kernel
+    zeroes each 2 MiB page on first touch at a cost set by the host. On the bench
+    machine that cost DuckDB 1.5-6 s of system time a run and made its rounds take
+    5 to 9.5 s; with huge pages off they take about 5.1 s. Every tool runs under the
+    same setting, so the bench compares the tools' work, not the host's page zeroing.
+    """
+    if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_THP_DISABLE) failed")
+
+
+def measure(cmd: list[str], stderr_path: str, use_time: bool = True, huge_pages: str = "off") -> dict:
     """Run cmd; return its exit code, stdout, wall seconds and peak RSS (MiB)."""
+    preexec = huge_pages_off if huge_pages == "off" else None
     time_bin = "/usr/bin/time"
     with open(stderr_path, "wb") as err:
         if use_time and os.access(time_bin, os.X_OK):
             with tempfile.NamedTemporaryFile("r", suffix=".time") as tf:
                 t0 = time.perf_counter()
-                p = subprocess.run([time_bin, "-v", "-o", tf.name, *cmd], stdout=subprocess.PIPE, stderr=err)
+                p = subprocess.run([time_bin, "-v", "-o", tf.name, *cmd], stdout=subprocess.PIPE, stderr=err,
+                                   preexec_fn=preexec)
                 wall = time.perf_counter() - t0
                 rss_kib, cpu = None, 0.0
                 for line in tf.read().splitlines():
@@ -73,7 +95,7 @@ def measure(cmd: list[str], stderr_path: str, use_time: bool = True) -> dict:
                     "cpu": cpu, "method": "/usr/bin/time -v"}
         t0 = time.perf_counter()
         out = tempfile.TemporaryFile()
-        p = subprocess.Popen(cmd, stdout=out, stderr=err)
+        p = subprocess.Popen(cmd, stdout=out, stderr=err, preexec_fn=preexec)
         _, status, ru = os.wait4(p.pid, 0)
         wall = time.perf_counter() - t0
         p.returncode = os.waitstatus_to_exitcode(status)
@@ -201,6 +223,9 @@ def main() -> int:
     ap.add_argument("--rss", choices=["auto", "wait4"], default="auto",
                     help="auto: /usr/bin/time -v when present, else wait4; wait4: always wait4")
     ap.add_argument("--no-glue-recon", action="store_true", help="run the peers only")
+    ap.add_argument("--huge-pages", choices=["off", "system"], default="off" if sys.platform == "linux" else "system",
+                    help="off (Linux default): every tool runs with transparent huge pages off, as glue-recon "
+                         "sets for itself; system: the machine's setting (/sys/kernel/mm/transparent_hugepage)")
     args = ap.parse_args()
     load0 = os.getloadavg()[0]
     args.key = args.key or ["id"]
@@ -239,7 +264,7 @@ def main() -> int:
             if name == "glue-recon":
                 shutil.rmtree(report_dir(args), ignore_errors=True)
             logfile = os.path.join(logdir, f"{name}-{i}.stderr")
-            r = measure(cmd, logfile, use_time=args.rss != "wait4")
+            r = measure(cmd, logfile, use_time=args.rss != "wait4", huge_pages=args.huge_pages)
             all_totals[name] = totals_of(name, r, logfile)
             all_runs[name].append(r)
             log(f"round {i + 1}/{args.repeat}: {name}: {r['wall']:.2f}s wall, {r['cpu']:.2f}s CPU, "
@@ -303,7 +328,7 @@ def main() -> int:
     if results:
         method = next(iter(results.values()))["rss_method"]
         print(f"\n(wall and CPU (user+sys): median of {args.repeat} rounds, each tool once a round; "
-              f"peak RSS: max; by {method})")
+              f"peak RSS: max; by {method}; transparent huge pages: {args.huge_pages})")
         if load0 > 1.0:
             print(f"warning: the load average was {load0:.1f} when the bench started: something else "
                   "is using the cores, so wall times are inflated (CPU seconds less so)")
@@ -312,7 +337,7 @@ def main() -> int:
         json.dump({"params": {"rows": args.rows, "partitions": args.partitions, "seed": args.seed,
                               "changes": args.changes, "generator": args.generator,
                               "source_mib": round(size_s, 1), "target_mib": round(size_t, 1),
-                              "cores": os.cpu_count(), "repeat": args.repeat,
+                              "cores": os.cpu_count(), "repeat": args.repeat, "huge_pages": args.huge_pages,
                               "load_average_at_start": round(load0, 2)},
                    "results": {k: {kk: vv for kk, vv in v.items() if kk != "cmd"} for k, v in results.items()},
                    "ratios": ratios, "problems": problems}, f, indent=2)
