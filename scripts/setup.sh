@@ -8,7 +8,8 @@
 #                           .venv/bin/checkov links to it
 #   node_modules/           asl-validator (npm ci from package-lock.json)
 #   Debian packages         chromium (browser tests), time (/usr/bin/time -v for bench),
-#                           installed only when missing
+#                           qemu-user on x86-64 (the CPU check test runs the binary on an
+#                           emulated older CPU), installed only when missing
 #
 # Environment: SETUP_SKIP_APT=1 skips the Debian packages (e.g. without root).
 #              PYTHON=python3.x picks the interpreter for the venvs (default python3).
@@ -68,6 +69,8 @@ if [[ "${SETUP_SKIP_APT:-0}" != 1 ]]; then
     missing=()
     command -v chromium >/dev/null || missing+=(chromium)
     [[ -x /usr/bin/time ]] || missing+=(time)
+    # The CPU check test runs the binary on an emulated older CPU (tests/engine/cli.rs).
+    [[ $(uname -m) != x86_64 ]] || command -v qemu-x86_64 >/dev/null || missing+=(qemu-user)
     if ((${#missing[@]})); then
         sudo=
         if [[ $(id -u) != 0 ]]; then
@@ -82,7 +85,7 @@ if [[ "${SETUP_SKIP_APT:-0}" != 1 ]]; then
         ) >"$LOGDIR/apt.log" 2>&1 &
         apt_pid=$!
     else
-        say "Debian packages present (chromium, time)"
+        say "Debian packages present (chromium, time, qemu-user)"
     fi
 fi
 

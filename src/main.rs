@@ -1,6 +1,8 @@
 //! The `glue-recon` command line. Exit codes: 0 PASS or WARN, 1 FAIL, 2 could not run.
 
 mod cli;
+#[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
+mod cpu_check;
 
 /// Parquet decoding allocates and frees large buffers for every batch; mimalloc keeps
 /// them for reuse where the system allocator hands them back to the kernel and pays
@@ -13,6 +15,8 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
 fn main() -> std::process::ExitCode {
+    #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
+    cpu_check::refuse_unless_x86_64_v3();
     // Never hand freed memory back to the kernel: a run frees and allocates the same
     // amounts partition after partition, and re-faulting (zeroing) the pages cost
     // about 8% of the time on the benchmark. Peak memory is unchanged.

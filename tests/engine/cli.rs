@@ -401,3 +401,37 @@ fn a_closed_stdout_pipe_is_not_a_panic() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_eq!(out.status.code(), Some(1), "{stderr}");
 }
+
+/// A binary built for x86-64-v3 (`.cargo/config.toml`) on a CPU without AVX2 says what
+/// it needs and exits 2 instead of dying on an illegal instruction, and runs on a CPU
+/// with it: the binary under QEMU's user-mode emulation of an Intel Nehalem (2008: SSE4.2,
+/// no AVX) and of a Haswell (2013: AVX2, BMI2, FMA).
+#[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
+#[test]
+fn an_x86_64_v3_build_refuses_an_older_cpu_with_a_message() {
+    let on = |cpu: &str| {
+        std::process::Command::new("qemu-x86_64")
+            .args(["-cpu", cpu, env!("CARGO_BIN_EXE_glue-recon"), "--version"])
+            .output()
+            .unwrap_or_else(|e| {
+                panic!("qemu-x86_64 (Debian's qemu-user; scripts/setup.sh installs it): {e}")
+            })
+    };
+    let old = on("Nehalem");
+    let stderr = String::from_utf8_lossy(&old.stderr);
+    assert_eq!(old.status.code(), Some(2), "{old:?}");
+    assert!(
+        stderr.starts_with("glue-recon: this build needs an x86-64-v3 CPU"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("RUSTFLAGS= cargo build --release"),
+        "{stderr}"
+    );
+    assert!(old.stdout.is_empty(), "{old:?}");
+
+    let new = on("Haswell");
+    assert_eq!(new.status.code(), Some(0), "{new:?}");
+    let version = String::from_utf8_lossy(&new.stdout);
+    assert!(version.starts_with("glue-recon "), "{version}");
+}
