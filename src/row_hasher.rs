@@ -55,8 +55,9 @@ impl Default for RowHasher {
 
 impl RowHasher {
     /// Run `f` with this thread's hasher, whose buffers are kept from batch to batch
-    /// and from task to task: a hasher per row-group task zeroed and faulted in a
-    /// megabyte of fresh slots each time (about 1% of the CPU on the bench data).
+    /// and from task to task: a hasher per row-group task zeroed and faulted in
+    /// fresh slots each time (about 1% of the CPU on the bench data, when they took
+    /// a megabyte).
     pub fn with_thread_local<R>(f: impl FnOnce(&mut RowHasher) -> R) -> R {
         THREAD_HASHER.with_borrow_mut(|hasher| {
             let out = f(hasher);
