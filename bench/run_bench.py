@@ -10,7 +10,8 @@
    parameters: `glue-recon sample-data --no-edge-cases` (default; --edge-cases keeps
    them) or bench/gen_parquet.py (--generator duckdb; an independent writer, with
    duplicates, NULL keys, NaN, -0.0 and NULL vs '', whose counts are known by construction).
-2. Reads every file once (warm page cache), then runs --repeat rounds of every tool once
+2. Reads every file once (warm page cache), runs every tool once uncounted (warm-up),
+   then runs --repeat rounds of every tool once
    (so the tools of a round meet the same machine), each in its own process, measuring wall time, CPU time (user+sys) and the process's peak RSS
    (/usr/bin/time -v, or wait4's ru_maxrss where there is no /usr/bin/time). Every tool
    runs with transparent huge pages off, as glue-recon sets for itself (--huge-pages).
@@ -223,6 +224,8 @@ def main() -> int:
     ap.add_argument("--rss", choices=["auto", "wait4"], default="auto",
                     help="auto: /usr/bin/time -v when present, else wait4; wait4: always wait4")
     ap.add_argument("--no-glue-recon", action="store_true", help="run the peers only")
+    ap.add_argument("--no-warm-up", dest="warm_up", action="store_false",
+                    help="count from the first run (default: one uncounted warm-up round first)")
     ap.add_argument("--huge-pages", choices=["off", "system"], default="off" if sys.platform == "linux" else "system",
                     help="off (Linux default): every tool runs with transparent huge pages off, as glue-recon "
                          "sets for itself; system: the machine's setting (/sys/kernel/mm/transparent_hugepage)")
@@ -249,7 +252,10 @@ def main() -> int:
     plan = tools(args, src, tgt)
     all_runs = {name: [] for name, _ in plan}
     all_totals = {}
-    for i in range(args.repeat):
+    # A warm-up round first, not counted: DuckDB's first run in a bench took 8.8-14.4 s
+    # against 4.8 s for the next ones (likely its program and libraries read again
+    # from a disk this VM's page cache had let go of).
+    for i in range(-1 if args.warm_up else 0, args.repeat):
         for name, cmd in plan:
             # Every run starts with the files in the page cache: this machine's cache
             # decays within a minute (a VM whose host reclaims it), so a run late in
@@ -263,8 +269,11 @@ def main() -> int:
             # would read one more ledger object than the round before.
             if name == "glue-recon":
                 shutil.rmtree(report_dir(args), ignore_errors=True)
-            logfile = os.path.join(logdir, f"{name}-{i}.stderr")
+            logfile = os.path.join(logdir, f"{name}-{i if i >= 0 else 'warm-up'}.stderr")
             r = measure(cmd, logfile, use_time=args.rss != "wait4", huge_pages=args.huge_pages)
+            if i < 0:
+                log(f"warm-up (not counted): {name}: {r['wall']:.2f}s wall")
+                continue
             all_totals[name] = totals_of(name, r, logfile)
             all_runs[name].append(r)
             log(f"round {i + 1}/{args.repeat}: {name}: {r['wall']:.2f}s wall, {r['cpu']:.2f}s CPU, "
