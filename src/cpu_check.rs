@@ -15,6 +15,7 @@ const LEAF7_EBX: u32 = (1 << 3) | (1 << 5) | (1 << 8);
 /// XCR0: the operating system saves the SSE and AVX registers on a context switch.
 const XCR0_SSE_AVX: u64 = 0b110;
 
+/// What a CPU without them is told, on stderr.
 const REFUSAL: &[u8] = b"glue-recon: this build needs an x86-64-v3 CPU (AVX2, BMI2, FMA: \
 Intel Haswell, AMD Excavator or later) and this CPU or operating system lacks them.\n\
 Build for it without them: RUSTFLAGS= cargo build --release --bin glue-recon\n";
@@ -22,7 +23,7 @@ Build for it without them: RUSTFLAGS= cargo build --release --bin glue-recon\n";
 /// Whether this CPU and operating system run AVX2, BMI1, BMI2 and FMA code: the
 /// x86-64-v3 features that CPUs sold without AVX lack (the rest of the level comes
 /// with them on every CPU that has these).
-pub fn runs_x86_64_v3() -> bool {
+fn runs_x86_64_v3() -> bool {
     // SAFETY: every x86-64 CPU has cpuid; leaf 7 is read only when leaf 0 lists it,
     // and xgetbv only when leaf 1 says the operating system enabled it (OSXSAVE).
     unsafe {

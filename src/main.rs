@@ -15,6 +15,8 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
 fn main() -> std::process::ExitCode {
+    // First of all: a CPU without the instructions this build uses gets a message and
+    // exit 2, not an illegal instruction later.
     #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
     cpu_check::refuse_unless_x86_64_v3();
     // Never hand freed memory back to the kernel: a run frees and allocates the same
