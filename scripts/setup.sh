@@ -70,7 +70,9 @@ if [[ "${SETUP_SKIP_APT:-0}" != 1 ]]; then
     command -v chromium >/dev/null || missing+=(chromium)
     [[ -x /usr/bin/time ]] || missing+=(time)
     # The CPU check test runs the binary on an emulated older CPU (tests/engine/cli.rs).
-    [[ $(uname -m) != x86_64 ]] || command -v qemu-x86_64 >/dev/null || missing+=(qemu-user)
+    qemu_wanted=
+    [[ $(uname -m) != x86_64 ]] || qemu_wanted=1
+    [[ -z $qemu_wanted ]] || command -v qemu-x86_64 >/dev/null || missing+=(qemu-user)
     if ((${#missing[@]})); then
         sudo=
         if [[ $(id -u) != 0 ]]; then
@@ -85,7 +87,7 @@ if [[ "${SETUP_SKIP_APT:-0}" != 1 ]]; then
         ) >"$LOGDIR/apt.log" 2>&1 &
         apt_pid=$!
     else
-        say "Debian packages present (chromium, time, qemu-user)"
+        say "Debian packages present (chromium, time${qemu_wanted:+, qemu-user})"
     fi
 fi
 

@@ -16,7 +16,7 @@
 
 use arrow::array::{
     Array, ArrayRef, AsArray, FixedSizeBinaryArray, GenericByteArray, GenericByteViewArray,
-    StructArray,
+    MAX_INLINE_VIEW_LEN, StructArray,
 };
 use arrow::buffer::{BooleanBuffer, NullBuffer};
 use arrow::datatypes::*;
@@ -685,7 +685,7 @@ fn bytes(out: &mut impl Out, t: u8, b: &[u8]) {
 #[inline(always)]
 fn viewed<'v>(out: &mut impl Out, t: u8, view: u128, value: impl FnOnce() -> &'v [u8]) {
     let len = view as u32 as usize;
-    if len <= INLINE_VIEW_BYTES {
+    if len <= MAX_INLINE_VIEW_LEN as usize {
         // The fewest bytes of the length: none for 0, else one.
         let n = usize::from(len != 0);
         // The bytes after the value are zero (Arrow refuses views padded otherwise).
@@ -696,9 +696,6 @@ fn viewed<'v>(out: &mut impl Out, t: u8, view: u128, value: impl FnOnce() -> &'v
         bytes(out, t, value());
     }
 }
-
-/// The longest value a view holds itself (the Arrow view layout).
-const INLINE_VIEW_BYTES: usize = 12;
 
 #[inline(always)]
 fn string(out: &mut impl Out, s: &str, rules: StringRules) {
