@@ -15,6 +15,15 @@ use sha2::block_api::compress256;
 #[cfg(target_arch = "x86_64")]
 mod sixteen_lanes;
 
+/// How many rows [`sha256_rows`] hashes at once where it can; the rest of a batch
+/// past the last whole group is hashed one row at a time, at about twice the cost a
+/// block.
+#[cfg(target_arch = "x86_64")]
+pub const ROWS_TOGETHER: usize = sixteen_lanes::LANES;
+/// How many rows [`sha256_rows`] hashes at once.
+#[cfg(not(target_arch = "x86_64"))]
+pub const ROWS_TOGETHER: usize = 1;
+
 /// A row's SHA-256 as its eight state words (the digest is their big-endian bytes).
 pub type RowHash = [u32; 8];
 

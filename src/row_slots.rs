@@ -60,9 +60,15 @@ impl RowSlots {
     }
 
     /// How many rows whose encodings take at most `bound` bytes one chunk of these
-    /// slots holds.
+    /// slots holds: whole groups of the rows SHA-256 hashes together
+    /// ([`row_hash::ROWS_TOGETHER`]), so that only a batch's last chunk has rows
+    /// hashed one by one.
     pub fn rows_per_chunk(&self, bound: usize) -> usize {
-        (CHUNK_BYTES / self.stride_for(bound)).max(1)
+        let rows = CHUNK_BYTES / self.stride_for(bound);
+        match rows >= row_hash::ROWS_TOGETHER {
+            true => rows - rows % row_hash::ROWS_TOGETHER,
+            false => rows.max(1),
+        }
     }
 
     /// The slot size for rows of at most `bound` bytes: room for a sixteen-byte
