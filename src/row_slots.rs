@@ -216,6 +216,31 @@ mod tests {
     }
 
     #[test]
+    fn a_chunk_is_whole_groups_of_rows_hashed_together_within_its_bytes() {
+        let slots = RowSlots::for_sha256();
+        for bound in (0..5000).step_by(7).chain([CHUNK_BYTES, 10 * CHUNK_BYTES]) {
+            let rows = slots.rows_per_chunk(bound);
+            let stride = slots.stride_for(bound);
+            assert!(rows >= 1, "bound {bound}: no rows");
+            assert!(
+                rows == 1 || rows * stride <= CHUNK_BYTES,
+                "bound {bound}: {rows} rows of {stride} bytes"
+            );
+            if CHUNK_BYTES / stride >= row_hash::ROWS_TOGETHER {
+                assert_eq!(
+                    rows % row_hash::ROWS_TOGETHER,
+                    0,
+                    "bound {bound}: {rows} rows"
+                );
+                assert!(
+                    (rows + row_hash::ROWS_TOGETHER) * stride > CHUNK_BYTES,
+                    "bound {bound}: room for another group"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn short_copies_copy_every_length() {
         for n in 0..=80usize {
             let src: Vec<u8> = (0..n as u8).map(|i| i.wrapping_mul(37) | 1).collect();
