@@ -176,12 +176,11 @@ impl Encoder<'_> {
                 let words = chunks
                     .iter()
                     .chain(std::iter::once(chunks.remainder_bits()));
-                let mut acc = 0usize;
-                for (w, word) in words.enumerate() {
+                let per_word = words.enumerate().map(|(w, word)| {
                     let start = rows.start + 64 * w;
                     let part = start..(start + 64).min(rows.end);
                     let all = u64::MAX >> (64 - part.len().max(1));
-                    let bytes = match word & all {
+                    match word & all {
                         0 => 0,
                         some if some == all => fold_lens(fold, lens(part)),
                         some => fold_lens(
@@ -190,13 +189,10 @@ impl Encoder<'_> {
                                 len & 0usize.wrapping_sub((some >> i) as usize & 1)
                             }),
                         ),
-                    };
-                    acc = match fold {
-                        Fold::Max => acc.max(bytes),
-                        Fold::Sum => acc.saturating_add(bytes),
-                    };
-                }
-                acc
+                    }
+                });
+                // The longest of the words' longest, or the sum of their sums.
+                fold_lens(fold, per_word)
             }
         };
         let per_row = match fold {
