@@ -8,6 +8,7 @@
 #                           .venv/bin/checkov links to it
 #   node_modules/           asl-validator (npm ci from package-lock.json)
 #   Debian packages         chromium (browser tests), time (/usr/bin/time -v for bench),
+#                           tmux (the progress line's terminal test),
 #                           qemu-user on x86-64 (the CPU check test runs the binary on an
 #                           emulated older CPU), installed only when missing
 #
@@ -69,6 +70,8 @@ if [[ "${SETUP_SKIP_APT:-0}" != 1 ]]; then
     missing=()
     command -v chromium >/dev/null || missing+=(chromium)
     [[ -x /usr/bin/time ]] || missing+=(time)
+    # The progress line is tested in a real terminal (tests/history/terminal.rs).
+    command -v tmux >/dev/null || missing+=(tmux)
     # The CPU check test runs the binary on an emulated older CPU (tests/engine/cli.rs).
     qemu_wanted=
     [[ $(uname -m) != x86_64 ]] || qemu_wanted=1
@@ -87,7 +90,7 @@ if [[ "${SETUP_SKIP_APT:-0}" != 1 ]]; then
         ) >"$LOGDIR/apt.log" 2>&1 &
         apt_pid=$!
     else
-        say "Debian packages present (chromium, time${qemu_wanted:+, qemu-user})"
+        say "Debian packages present (chromium, time, tmux${qemu_wanted:+, qemu-user})"
     fi
 fi
 

@@ -220,6 +220,61 @@ impl Alert {
         }
     }
 
+    /// The alert of a run: every pair it was to reconcile, those that could not run
+    /// (ERROR) included; `None` when every pair passed.
+    pub fn for_run(reports: &[WrittenReport<'_>], not_run: &[NotRun]) -> Option<Alert> {
+        let not_pass: Vec<String> = not_run
+            .iter()
+            .map(|n| format!("{} ERROR", n.pair))
+            .chain(
+                reports
+                    .iter()
+                    .filter(|(r, _)| r.status != Status::Pass)
+                    .map(|(r, _)| format!("{} {}", r.pair, r.status)),
+            )
+            .collect();
+        if not_pass.is_empty() {
+            return None;
+        }
+        if not_run.is_empty() {
+            return Some(Alert::for_reports(reports));
+        }
+        if reports.is_empty() {
+            return Some(Alert::for_not_run(not_run));
+        }
+        let all = reports.len() + not_run.len();
+        let of_reports = Alert::for_reports(reports);
+        let mut message = format!(
+            "glue-recon reconciliation: ERROR ({all} pairs, {} could not run)\n\n",
+            not_run.len()
+        );
+        message.push_str(&Alert::for_not_run(not_run).message);
+        message.push('\n');
+        // The reports' sections, without their own headline.
+        let sections = of_reports
+            .message
+            .split_once("\n\n")
+            .map_or("", |(_, rest)| rest);
+        message.push_str(sections);
+        let pairs: Vec<&str> = not_run
+            .iter()
+            .map(|n| n.pair.as_str())
+            .chain(reports.iter().map(|(r, _)| r.pair.as_str()))
+            .collect();
+        Some(Alert {
+            subject: subject_text(&format!(
+                "glue-recon ERROR: {} of {all} pairs not PASS: {}",
+                not_pass.len(),
+                not_pass.join(", ")
+            )),
+            message,
+            attributes: AlertAttributes {
+                status: "ERROR".into(),
+                pair: pairs.join(","),
+            },
+        })
+    }
+
     /// The alert of one run over one or more pairs (the worst verdict leads).
     pub fn for_reports(reports: &[WrittenReport<'_>]) -> Alert {
         let worst = reports

@@ -333,6 +333,16 @@ impl<'de> Deserialize<'de> for Limit {
     }
 }
 
+/// A tolerance must be a finite number >= 0 (the CLI's `--abs-tolerance` and
+/// `--rel-tolerance` are checked by the same rule).
+pub fn check_tolerance(v: f64) -> std::result::Result<f64, String> {
+    if v.is_finite() && v >= 0.0 {
+        Ok(v)
+    } else {
+        Err(format!("must be a finite number >= 0, got {v}"))
+    }
+}
+
 impl Config {
     /// Read and validate a config file.
     pub fn from_file(path: &Path) -> Result<Config> {
@@ -405,6 +415,7 @@ impl Config {
                 crate::dashboard::DASHBOARD_DIR,
                 crate::ledger::LEDGER_DIR,
                 crate::resolution::RESOLUTIONS_DIR,
+                crate::run_marker::IN_PROGRESS_DIR,
             ];
             if reserved.iter().any(|r| r.eq_ignore_ascii_case(&pair.name)) {
                 return Err(invalid(format!(
@@ -420,7 +431,12 @@ impl Config {
                     "{at}: `key` is empty; name the business key column(s)"
                 )));
             }
-            for k in &pair.key {
+            for (i, k) in pair.key.iter().enumerate() {
+                if pair.key[..i].iter().any(|e| e.eq_ignore_ascii_case(k)) {
+                    return Err(invalid(format!(
+                        "{at}: key column `{k}` is listed twice in `key`; list each key column once"
+                    )));
+                }
                 if pair.exclude.iter().any(|e| e.eq_ignore_ascii_case(k)) {
                     return Err(invalid(format!(
                         "{at}: key column `{k}` is also in `exclude`"
@@ -432,12 +448,8 @@ impl Config {
                     ("abs_tolerance", opts.abs_tolerance),
                     ("rel_tolerance", opts.rel_tolerance),
                 ] {
-                    if let Some(v) = v
-                        && !(v.is_finite() && v >= 0.0)
-                    {
-                        return Err(invalid(format!(
-                            "{at}: columns.{column}.{name} must be a finite number >= 0, got {v}"
-                        )));
+                    if let Some(Err(e)) = v.map(check_tolerance) {
+                        return Err(invalid(format!("{at}: columns.{column}.{name} {e}")));
                     }
                 }
                 if opts.has_tolerance() && pair.key.iter().any(|k| k.eq_ignore_ascii_case(column)) {

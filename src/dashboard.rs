@@ -20,6 +20,7 @@ use crate::error::Result;
 use crate::html::{STYLE, esc};
 use crate::ledger::{LedgerProblem, LedgerRead, LedgerRow, LedgerRun, pair_runs, refresh_ledger};
 use crate::resolution::{OpenPair, Resolution, open_findings, read_resolutions};
+use crate::run_marker::{UnfinishedRun, unfinished_runs};
 use crate::storage::Storage;
 
 /// The folder of the dashboard under a root.
@@ -49,6 +50,8 @@ pub struct DashboardData {
     pub resolutions: Vec<Resolution>,
     /// Objects that could not be read.
     pub problems: Vec<LedgerProblem>,
+    /// Runs not wholly recorded (stopped, or still running).
+    pub unfinished: Vec<UnfinishedRun>,
 }
 
 impl DashboardData {
@@ -62,6 +65,7 @@ impl DashboardData {
             runs: pair_runs(rows),
             resolutions,
             problems,
+            unfinished: Vec::new(),
         }
     }
 
@@ -88,7 +92,11 @@ pub async fn load(
     let ledger = refresh_ledger(storage, root, known, rewritten).await?;
     let (resolutions, mut problems) = read_resolutions(storage, root).await?;
     problems.extend(ledger.problems);
-    Ok(DashboardData::new(&ledger.rows, resolutions, problems))
+    let mut data = DashboardData::new(&ledger.rows, resolutions, problems);
+    let (unfinished, marker_problems) = unfinished_runs(storage, root, &data.runs).await?;
+    data.unfinished = unfinished;
+    data.problems.extend(marker_problems);
+    Ok(data)
 }
 
 /// A link from the folder `from_dir` to `to`, relative when both are on the same
@@ -207,6 +215,13 @@ pub fn render_index(data: &DashboardData, dir: &str) -> String {
         if open.len() == 1 { "" } else { "s" }
     );
     h.push_str("<p class=\"muted\">Findings of the latest run of each pair not covered by a resolution (a partition that could not be reconciled counts one).</p>");
+    if !data.unfinished.is_empty() {
+        h.push_str("<h2 class=\"bad\">Runs not wholly recorded</h2><ul id=\"unfinished\">");
+        for u in &data.unfinished {
+            let _ = write!(h, "<li>{}</li>", esc(&u.describe()));
+        }
+        h.push_str("</ul>");
+    }
 
     let latest: BTreeMap<&str, &LedgerRun> =
         data.runs.iter().map(|r| (r.pair.as_str(), r)).collect();
@@ -475,6 +490,8 @@ pub struct DashboardOutput {
     pub open: u64,
     /// Ledger or resolution objects that could not be read.
     pub problems: Vec<LedgerProblem>,
+    /// Runs not wholly recorded, one line each ([`UnfinishedRun::describe`]).
+    pub unfinished: Vec<String>,
 }
 
 /// Regenerate the dashboard under `root` from its ledger and resolutions; `known`
@@ -500,6 +517,11 @@ pub async fn write_dashboard(
         index,
         engineer,
         open: data.open_total(),
+        unfinished: data
+            .unfinished
+            .iter()
+            .map(UnfinishedRun::describe)
+            .collect(),
         problems: data.problems,
     })
 }

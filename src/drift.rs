@@ -1,5 +1,6 @@
 //! Drift: a pair compared with its own trailing baseline (its last N runs in the
-//! ledger). A pair that was clean for its whole baseline and now is not, or whose
+//! ledger that read every partition and were clean or within the band, or whose
+//! findings a resolution accepted: [`LedgerRun::joins_baseline`]). A pair that was clean for its whole baseline and now is not, or whose
 //! finding rate or row counts moved beyond the configured band, is DRIFT. The check
 //! is recorded in the report ([`Report::drift`]) with the delta, and a detected drift
 //! raises a PASS to WARN so it alerts.
@@ -17,6 +18,11 @@ pub struct DriftCheck {
     pub baseline_runs: usize,
     /// How many of them were clean.
     pub baseline_clean_runs: usize,
+    /// Earlier runs of the pair left out of the baseline
+    /// ([`LedgerRun::joins_baseline`]: incomplete, or drifted with findings not
+    /// accepted).
+    #[serde(default)]
+    pub left_out_runs: usize,
     /// The band used (`0.5%` or a count).
     pub band: String,
     /// Whether the pair drifted.
@@ -47,11 +53,15 @@ impl DriftCheck {
 
     /// The delta against the baseline in words.
     pub fn delta(&self) -> String {
+        let left_out = match self.left_out_runs {
+            0 => String::new(),
+            n => format!("; {n} drifted or incomplete run(s) left out"),
+        };
         if self.baseline_runs == 0 {
-            return "no baseline yet (first run)".into();
+            return format!("no baseline yet{left_out}");
         }
         format!(
-            "finding rate {:.3}% vs baseline {:.3}% ({:+.3} pp) over {} run(s), {} clean",
+            "finding rate {:.3}% vs baseline {:.3}% ({:+.3} pp) over {} run(s), {} clean{left_out}",
             self.finding_rate,
             self.baseline_finding_rate,
             self.finding_rate - self.baseline_finding_rate,
@@ -96,7 +106,12 @@ pub fn check(
         .iter()
         .filter(|r| r.pair == report.pair && r.run_id != report.run_id)
         .collect();
-    let baseline = &earlier[earlier.len().saturating_sub(baseline_runs)..];
+    let qualifying: Vec<&LedgerRun> = earlier
+        .iter()
+        .copied()
+        .filter(|r| r.joins_baseline())
+        .collect();
+    let baseline = &qualifying[qualifying.len().saturating_sub(baseline_runs)..];
     let t = &report.totals;
     let findings = t.findings();
     let failed = report
@@ -112,6 +127,7 @@ pub fn check(
     };
     let mut d = DriftCheck {
         baseline_runs: baseline.len(),
+        left_out_runs: earlier.len() - qualifying.len(),
         baseline_clean_runs: baseline.iter().filter(|r| r.clean()).count(),
         band: band.to_string(),
         detected: false,
@@ -206,6 +222,7 @@ mod tests {
             findings,
             failed_partitions: 0,
             partitions: Vec::new(),
+            accepted: false,
         }
     }
 

@@ -77,6 +77,9 @@ pub enum ReconError {
         #[source]
         source: std::io::Error,
     },
+    /// The AWS SDK lacks what every call needs (a region, credentials): not retried.
+    #[error("AWS is not set up: {0}")]
+    AwsSetup(String),
     /// Writing an output (report, diff rows) failed.
     #[error("could not write {target}: {reason}")]
     Write {
@@ -100,6 +103,7 @@ impl ReconError {
                 "SchemaMismatch"
             }
             ReconError::AccessDenied { .. } => "AccessDenied",
+            ReconError::AwsSetup(_) => "AwsSetup",
             ReconError::Transient { .. } => "Transient",
             ReconError::Io { .. } | ReconError::Write { .. } => "Transient",
         }

@@ -17,6 +17,7 @@ use crate::dashboard::{DashboardOutput, write_dashboard};
 use crate::error::Result;
 use crate::ledger::{LedgerProblem, LedgerRead, LedgerRun, append_run, pair_runs, read_ledger};
 use crate::report::Report;
+use crate::resolution::{Resolution, read_resolutions};
 use crate::runner::ReportLocation;
 use crate::storage::Storage;
 
@@ -43,10 +44,26 @@ impl History {
 /// Read the history under `root`: the ledger and its pair runs.
 pub async fn load_history(storage: &Storage, root: &str) -> Result<History> {
     let ledger = read_ledger(storage, root).await?;
-    Ok(History {
-        runs: pair_runs(&ledger.rows),
-        ledger,
-    })
+    let (resolutions, problems) = read_resolutions(storage, root).await?;
+    let mut runs = pair_runs(&ledger.rows);
+    mark_accepted(&mut runs, &resolutions);
+    for p in problems {
+        tracing::warn!(object = %p.uri, error = %p.error, "resolution skipped");
+    }
+    Ok(History { runs, ledger })
+}
+
+/// Mark the runs whose findings a resolution accepted as the new normal (every
+/// partition of the run with findings covered by an accepted resolution).
+pub fn mark_accepted(runs: &mut [LedgerRun], resolutions: &[Resolution]) {
+    for run in runs {
+        run.accepted = run.partitions.iter().any(|p| p.findings() > 0)
+            && run
+                .partitions
+                .iter()
+                .filter(|p| p.findings() > 0)
+                .all(|p| resolutions.iter().any(|r| r.accepted && r.covers(p)));
+    }
 }
 
 /// Compare a report with its pair's baseline in `history` (settings from the pair's
@@ -82,6 +99,15 @@ pub fn athena_manifest_uri(loc: &ReportLocation) -> String {
     Storage::join(&loc.dir, &format!("{ATHENA_DIR}/diffs.txt"))
 }
 
+/// Write the symlink manifest beside a report's diffs.parquet ([`athena_manifest_uri`]).
+pub async fn write_athena_manifest(storage: &Storage, loc: &ReportLocation) -> Result<()> {
+    let uri = athena_manifest_uri(loc);
+    storage
+        .for_uri(&uri)?
+        .put(&uri, Bytes::from(format!("{}\n", loc.diff_rows)))
+        .await
+}
+
 /// Append the run to the ledger under `root`, write the Athena manifests and
 /// regenerate the dashboard. `reports` and `locations` are of one run, in order;
 /// `history` is the history loaded for it (the dashboard reads only the ledger
@@ -95,11 +121,7 @@ pub async fn record_run(
 ) -> Result<Recorded> {
     let ledger_uri = append_run(storage, root, reports, locations).await?;
     for loc in locations {
-        let uri = athena_manifest_uri(loc);
-        storage
-            .for_uri(&uri)?
-            .put(&uri, Bytes::from(format!("{}\n", loc.diff_rows)))
-            .await?;
+        write_athena_manifest(storage, loc).await?;
     }
     let dashboard = write_dashboard(storage, root, history.ledger, Some(&ledger_uri)).await?;
     Ok(Recorded {

@@ -35,7 +35,7 @@ pub const STYLE: &str = r#"
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem;color:#1d2330;background:#fafbfc}
 h1{margin:.2rem 0}h2{margin-top:2rem;border-bottom:1px solid #dde;padding-bottom:.3rem}
 .verdict{display:inline-block;padding:.4rem 1rem;border-radius:.4rem;font-size:1.6rem;font-weight:700;color:#fff}
-.PASS{background:#1f883d}.WARN{background:#bf8700}.FAIL{background:#cf222e}
+.PASS{background:#1f883d}.WARN{background:#bf8700}.FAIL{background:#cf222e}.ERROR{background:#57606a}
 table{border-collapse:collapse;margin:.5rem 0;background:#fff}
 td,th{border:1px solid #d0d7de;padding:.3rem .6rem;text-align:left;vertical-align:top}
 th{background:#f0f3f6}td.n{text-align:right;font-variant-numeric:tabular-nums}
@@ -258,4 +258,18 @@ pub fn status_class(s: Status) -> &'static str {
         Status::Warn => "WARN",
         Status::Fail => "FAIL",
     }
+}
+
+/// The page written in a report's place for a pair that could not run: the error,
+/// what it is about, and the run.
+pub fn render_not_run(not_run: &crate::alert::NotRun, meta: &crate::report::RunMeta) -> String {
+    format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>ERROR {pair} · glue-recon</title><style>{STYLE}</style></head><body><div id=\"verdict\" class=\"verdict ERROR\">ERROR</div><h1>{pair}</h1><p>run <code>{run}</code> · {start} · trigger {trigger}</p><h2>The pair could not run</h2><p><code>{kind}</code>: {error}</p><p>Nothing was compared in this run: fix what the error names and run the pair again.</p></body></html>",
+        pair = esc(&not_run.pair),
+        run = esc(&meta.run_id),
+        start = esc(&meta.started_at),
+        trigger = esc(&meta.trigger),
+        kind = esc(not_run.error_type),
+        error = esc(&not_run.error),
+    )
 }

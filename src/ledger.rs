@@ -402,10 +402,51 @@ pub async fn append_run(
         .zip(locations)
         .flat_map(|(r, l)| rows_of(r, l))
         .collect();
-    let uri = object_uri(root, run_date, &first.run_id);
-    let data = encode(&rows)?;
+    write_run_rows(storage, root, run_date, &first.run_id, &rows).await
+}
+
+/// Write `rows`, every row of run `run_id` so far, as the run's ledger object (whole,
+/// replacing the object an earlier call for the same run wrote). The CLI calls it after
+/// each pair, so a run that is stopped loses at most the pair being written.
+pub async fn write_run_rows(
+    storage: &Storage,
+    root: &str,
+    run_date: &str,
+    run_id: &str,
+    rows: &[LedgerRow],
+) -> Result<String> {
+    let uri = object_uri(root, run_date, run_id);
+    let data = encode(rows)?;
     storage.for_uri(&uri)?.put(&uri, data).await?;
     Ok(uri)
+}
+
+/// The ledger row of a pair that could not run: status `ERROR`, one failed
+/// "partition" (so the pair's open findings are never 0), no rows read.
+/// `record_uri` is the error record written in the report's place.
+pub fn not_run_row(meta: &crate::report::RunMeta, pair: &str, record_uri: &str) -> LedgerRow {
+    LedgerRow {
+        run_id: meta.run_id.clone(),
+        run_time: meta.started_at.clone(),
+        trigger: meta.trigger.clone(),
+        pair: pair.to_string(),
+        partition: String::new(),
+        partition_status: "failed".into(),
+        source_rows: 0,
+        target_rows: 0,
+        missing_in_target: 0,
+        extra_in_target: 0,
+        mismatch: 0,
+        duplicate_key: 0,
+        null_key: 0,
+        status: "ERROR".into(),
+        complete: false,
+        drift: None,
+        report_uri: record_uri.to_string(),
+        engine_version: crate::ENGINE_VERSION.to_string(),
+        hash_encoding_version: crate::canonical::HASH_ENCODING_VERSION as i32,
+        ledger_version: LEDGER_SCHEMA_VERSION,
+    }
 }
 
 /// A ledger object that could not be read.
@@ -472,6 +513,35 @@ pub(crate) async fn list_objects(
         .into_iter()
         .filter(|f| f.uri.ends_with(ext))
         .collect())
+}
+
+/// Every object under `<root>/<dir>/` whose name ends in `ext`, parsed by `parse`;
+/// objects that cannot be read or parsed are returned as problems, never dropped
+/// silently. Shared by the resolution and run-marker readers.
+pub(crate) async fn read_objects<T>(
+    storage: &Storage,
+    root: &str,
+    dir: &str,
+    ext: &str,
+    parse: impl Fn(&[u8]) -> Result<T>,
+) -> Result<(Vec<T>, Vec<LedgerProblem>)> {
+    let mut out = Vec::new();
+    let mut problems = Vec::new();
+    for f in list_objects(storage, root, dir, ext).await? {
+        match storage
+            .for_uri(&f.uri)?
+            .get(&f.uri)
+            .await
+            .and_then(|d| parse(&d))
+        {
+            Ok(t) => out.push(t),
+            Err(e) => problems.push(LedgerProblem {
+                uri: f.uri.clone(),
+                error: e.to_string(),
+            }),
+        }
+    }
+    Ok((out, problems))
 }
 
 /// Read the whole ledger under `root`. Objects that cannot be listed are an error;
@@ -570,9 +640,24 @@ pub struct LedgerRun {
     pub failed_partitions: u64,
     /// The partition rows.
     pub partitions: Vec<LedgerRow>,
+    /// A resolution accepted its findings as the pair's new normal
+    /// ([`crate::resolution::Resolution::accepted`]).
+    pub accepted: bool,
 }
 
 impl LedgerRun {
+    /// Whether the run belongs in its pair's drift baseline: it read every partition,
+    /// and it is clean, or its findings stayed within the band (no drift), or a
+    /// resolution accepted them as the new normal. A run with findings that drifted
+    /// stays out even once fixed, so one bad day does not move the baseline and a
+    /// return to normal clears the drift; a clean run whose row counts moved joins,
+    /// so a table that grew becomes the norm after a few runs.
+    pub fn joins_baseline(&self) -> bool {
+        self.complete
+            && self.failed_partitions == 0
+            && (self.findings == 0 || self.drift.is_none() || self.accepted)
+    }
+
     /// No findings and complete.
     pub fn clean(&self) -> bool {
         self.findings == 0 && self.complete && self.failed_partitions == 0
@@ -608,6 +693,7 @@ pub fn pair_runs(rows: &[LedgerRow]) -> Vec<LedgerRun> {
                 findings: 0,
                 failed_partitions: 0,
                 partitions: Vec::new(),
+                accepted: false,
             });
         e.source_rows += r.source_rows;
         e.target_rows += r.target_rows;

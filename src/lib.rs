@@ -43,6 +43,7 @@ pub mod resolution;
 pub mod row_hash;
 pub mod row_hasher;
 pub mod row_slots;
+pub mod run_marker;
 pub mod runner;
 pub mod sample;
 pub mod scan;

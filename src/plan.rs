@@ -52,6 +52,20 @@ pub struct StringRulesDef {
     pub empty_as_null: bool,
 }
 
+impl StringRulesDef {
+    /// The config name of the first rule set, if any (`trim`, `ignore_case`,
+    /// `empty_as_null`).
+    pub fn first_set(&self) -> Option<&'static str> {
+        [
+            ("trim", self.trim),
+            ("ignore_case", self.ignore_case),
+            ("empty_as_null", self.empty_as_null),
+        ]
+        .into_iter()
+        .find_map(|(name, set)| set.then_some(name))
+    }
+}
+
 impl From<StringRulesDef> for StringRules {
     fn from(d: StringRulesDef) -> Self {
         StringRules {
@@ -258,6 +272,39 @@ impl ComparePlan {
                 )));
             }
         }
+        for (from, to) in &pair.rename {
+            let taken = source.fields().iter().find(|f| {
+                f.name().eq_ignore_ascii_case(to)
+                    && !f.name().eq_ignore_ascii_case(from)
+                    && !excluded(f.name())
+                    && !pair.rename.keys().any(|r| r.eq_ignore_ascii_case(f.name()))
+            });
+            if let Some(f) = taken {
+                return Err(ReconError::InvalidConfig {
+                    file: format!("pair `{}`", pair.name),
+                    message: format!(
+                        "rename `{from}` -> `{to}`: the source already has a column `{}`, which would then never be compared; rename or exclude that column too",
+                        f.name()
+                    ),
+                });
+            }
+        }
+        let in_either = |name: &str| {
+            source
+                .fields()
+                .iter()
+                .chain(target.fields().iter())
+                .any(|f| f.name().eq_ignore_ascii_case(name))
+        };
+        if let Some(name) = pair.exclude.iter().find(|e| !in_either(e)) {
+            return Err(ReconError::InvalidConfig {
+                file: format!("pair `{}`", pair.name),
+                message: format!(
+                    "exclude names column `{name}`, which neither table has (a typo?); columns are: {}",
+                    targets.keys().cloned().collect::<Vec<_>>().join(", ")
+                ),
+            });
+        }
         for name in pair.columns.keys().chain(pair.masked.iter()) {
             if !targets.contains_key(&lower(name)) && !renamed.contains_key(&lower(name)) {
                 return Err(ReconError::InvalidConfig {
@@ -337,6 +384,17 @@ impl ComparePlan {
                 continue;
             }
             let c = column(name, sf, tf);
+            if let Some(rule) = c.rules.first_set()
+                && c.mode != CompareMode::AsString
+                && ![st, tt].iter().any(|t| family(t) == "string")
+            {
+                return Err(ReconError::InvalidConfig {
+                    file: format!("pair `{}`", pair.name),
+                    message: format!(
+                        "columns.{name}.{rule} applies to text, but the column is {st} / {tt}; remove the option"
+                    ),
+                });
+            }
             if c.abs_tolerance.is_some() || c.rel_tolerance.is_some() {
                 if !(is_numeric(st) && is_numeric(tt)) {
                     return Err(ReconError::InvalidConfig {

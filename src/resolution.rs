@@ -14,7 +14,7 @@ use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{ReconError, Result};
-use crate::ledger::{LedgerProblem, LedgerRow, LedgerRun, list_objects};
+use crate::ledger::{LedgerProblem, LedgerRow, LedgerRun, read_objects};
 use crate::storage::Storage;
 
 /// Version of the resolution record.
@@ -47,6 +47,11 @@ pub struct Resolution {
     pub open_since: String,
     /// Seconds from `open_since` to `resolved_at`.
     pub time_to_resolve_seconds: i64,
+    /// The difference is accepted as the pair's new normal (`resolve --accept`): the
+    /// run joins the pair's drift baseline. A resolution that fixed the data leaves
+    /// the run out of it.
+    #[serde(default)]
+    pub accepted: bool,
 }
 
 impl Resolution {
@@ -71,6 +76,8 @@ pub struct ResolveRequest {
     pub by: String,
     /// Why.
     pub note: String,
+    /// Accept the difference as the new normal (see [`Resolution::accepted`]).
+    pub accepted: bool,
 }
 
 /// Every resolution under `root`, oldest first, and the objects that could not be read.
@@ -78,30 +85,19 @@ pub async fn read_resolutions(
     storage: &Storage,
     root: &str,
 ) -> Result<(Vec<Resolution>, Vec<LedgerProblem>)> {
-    let mut out = Vec::new();
-    let mut problems = Vec::new();
-    for f in list_objects(storage, root, RESOLUTIONS_DIR, ".json").await? {
-        let parsed = storage.for_uri(&f.uri)?.get(&f.uri).await.and_then(|d| {
-            let r: Resolution = serde_json::from_slice(&d).map_err(|e| ReconError::InvalidInput(
-                format!("not a resolution record: {e}"),
-            ))?;
-            if r.schema_version != RESOLUTION_SCHEMA_VERSION {
-                return Err(ReconError::InvalidInput(format!(
-                    "resolution schema version {} is not known to glue-recon {} (it reads version {RESOLUTION_SCHEMA_VERSION})",
-                    r.schema_version,
-                    crate::ENGINE_VERSION
-                )));
-            }
-            Ok(r)
-        });
-        match parsed {
-            Ok(r) => out.push(r),
-            Err(e) => problems.push(LedgerProblem {
-                uri: f.uri.clone(),
-                error: e.to_string(),
-            }),
+    let (mut out, problems) = read_objects(storage, root, RESOLUTIONS_DIR, ".json", |d| {
+        let r: Resolution = serde_json::from_slice(d)
+            .map_err(|e| ReconError::InvalidInput(format!("not a resolution record: {e}")))?;
+        if r.schema_version != RESOLUTION_SCHEMA_VERSION {
+            return Err(ReconError::InvalidInput(format!(
+                "resolution schema version {} is not known to glue-recon {} (it reads version {RESOLUTION_SCHEMA_VERSION})",
+                r.schema_version,
+                crate::ENGINE_VERSION
+            )));
         }
-    }
+        Ok(r)
+    })
+    .await?;
     out.sort_by(|a, b| a.resolved_at.cmp(&b.resolved_at));
     Ok((out, problems))
 }
@@ -225,6 +221,7 @@ pub fn prepare(req: &ResolveRequest, rows: &[LedgerRow], now: &str) -> Result<Re
         findings,
         time_to_resolve_seconds: seconds_between(&since, now),
         open_since: since,
+        accepted: req.accepted,
     })
 }
 
@@ -270,9 +267,14 @@ pub struct Resolved {
     pub ledger: crate::ledger::LedgerRead,
 }
 
-/// Resolve: read the ledger, check the request, append the record.
-pub async fn resolve(storage: &Storage, root: &str, req: &ResolveRequest) -> Result<Resolved> {
-    let ledger = crate::ledger::read_ledger(storage, root).await?;
+/// Resolve: check the request against `ledger` (the ledger under `root`, as read),
+/// append the record.
+pub async fn resolve(
+    storage: &Storage,
+    root: &str,
+    ledger: crate::ledger::LedgerRead,
+    req: &ResolveRequest,
+) -> Result<Resolved> {
     let record = prepare(req, &ledger.rows, &crate::report::now_rfc3339())?;
     let uri = write_resolution(storage, root, &record).await?;
     Ok(Resolved {

@@ -2,6 +2,7 @@
 //! reconcile the partitions in parallel, merge, and write the report folder.
 //! The Lambda functions run the same steps split across invocations.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -84,6 +85,9 @@ pub struct PreparedPair {
     pub plan: ComparePlan,
     /// One item per aligned partition.
     pub items: Vec<WorkItem>,
+    /// Rows of the items' files in all, both sides (from their footers; a file whose
+    /// footer could not be read counts 0).
+    pub total_rows: u64,
 }
 
 /// Resolve a table location to its files.
@@ -117,7 +121,8 @@ const FOOTER_CONCURRENCY: usize = 32;
 async fn table_schema(
     opts: &RunOptions,
     listing: &TableListing,
-) -> Result<arrow::datatypes::Schema> {
+) -> Result<(arrow::datatypes::Schema, HashMap<String, u64>)> {
+    let mut rows = HashMap::new();
     let mut union = SideSchema::new(&listing.location);
     let mut corrupt = None;
     let mut footers = futures::stream::iter(&listing.files)
@@ -128,7 +133,11 @@ async fn table_schema(
         .buffered(FOOTER_CONCURRENCY);
     while let Some(opened) = footers.next().await {
         match opened {
-            Ok(opened) => union.add(&opened.file.file.uri, &opened.schema)?,
+            Ok(opened) => {
+                let n = opened.meta.metadata().file_metadata().num_rows();
+                rows.insert(opened.file.file.uri.clone(), n.max(0) as u64);
+                union.add(&opened.file.file.uri, &opened.schema)?
+            }
             Err(e @ ReconError::CorruptParquet { .. }) => {
                 corrupt.get_or_insert(e);
             }
@@ -141,10 +150,8 @@ async fn table_schema(
             reason: "no Parquet files match (check the partition filter)".into(),
         }));
     }
-    Ok(with_partition_columns(
-        &union.finish(),
-        &listing.partition_columns,
-    ))
+    let schema = with_partition_columns(&union.finish(), &listing.partition_columns);
+    Ok((schema, rows))
 }
 
 /// Resolve both tables, build the plan and align partitions.
@@ -159,7 +166,8 @@ pub async fn prepare_pair(pair: &PairConfig, opts: &RunOptions) -> Result<Prepar
     let (source, target) = (source?, target?);
     let (s_schema, t_schema) =
         futures::join!(table_schema(opts, &source), table_schema(opts, &target));
-    let (s_schema, t_schema) = (s_schema?, t_schema?);
+    let ((s_schema, mut rows), (t_schema, t_rows)) = (s_schema?, t_schema?);
+    rows.extend(t_rows);
     let plan = ComparePlan::build(pair, &s_schema, &t_schema)?;
     let mut items = align(&pair.name, &source, &target);
     if let Some(wanted) = &opts.partitions {
@@ -179,7 +187,16 @@ pub async fn prepare_pair(pair: &PairConfig, opts: &RunOptions) -> Result<Prepar
         }
         items.retain(|i| wanted.contains(&i.partition));
     }
-    Ok(PreparedPair { plan, items })
+    let total_rows = items
+        .iter()
+        .flat_map(|i| i.source.iter().chain(&i.target))
+        .filter_map(|f| rows.get(&f.file.uri))
+        .sum();
+    Ok(PreparedPair {
+        plan,
+        items,
+        total_rows,
+    })
 }
 
 /// Reconcile every item, `item_concurrency` at a time, each as a task of its own (so
@@ -246,6 +263,8 @@ pub async fn run_pair_full(
         started_at: now_rfc3339(),
     };
     let prepared = prepare_pair(pair, opts).await?;
+    opts.progress
+        .planned(prepared.total_rows, prepared.items.len());
     let runner = ItemRunner {
         storage: opts.storage.clone(),
         plan: Arc::new(prepared.plan),
@@ -318,6 +337,63 @@ pub async fn write_report(storage: &Storage, root: &str, run: &PairRun) -> Resul
     })?;
     store.put(&loc.json, Bytes::from(json)).await?;
     Ok(loc)
+}
+
+/// Write the record of a pair that could not run in its report's place:
+/// `report.json` (the [`crate::alert::NotRun`] with the run) and `report.html` (the
+/// error page), so the ledger row and the dashboard link to why. Returns the
+/// report.json URI.
+pub async fn write_not_run(
+    storage: &Storage,
+    root: &str,
+    meta: &RunMeta,
+    not_run: &crate::alert::NotRun,
+) -> Result<String> {
+    let dir = report_dir(root, &not_run.pair, &meta.run_id);
+    let (json_uri, html_uri) = (
+        Storage::join(&dir, "report.json"),
+        Storage::join(&dir, "report.html"),
+    );
+    let record = serde_json::json!({
+        "pair": not_run.pair,
+        "status": not_run.status,
+        "error_type": not_run.error_type,
+        "error": not_run.error,
+        "run_id": meta.run_id,
+        "trigger": meta.trigger,
+        "started_at": meta.started_at,
+        "engine_version": crate::ENGINE_VERSION,
+    });
+    let store = storage.for_uri(&dir)?;
+    store
+        .put(
+            &html_uri,
+            Bytes::from(crate::html::render_not_run(not_run, meta)),
+        )
+        .await?;
+    store
+        .put(&json_uri, Bytes::from(format!("{record:#}\n")))
+        .await?;
+    Ok(json_uri)
+}
+
+/// Check that reports can be written under `root` before any table is read: create
+/// and remove a probe object. A root that is a file, read-only, or refused (S3
+/// AccessDenied) fails here, with the root named, instead of after the whole compare.
+pub async fn check_writable(storage: &Storage, root: &str) -> Result<()> {
+    let probe = Storage::join(root, &format!(".glue-recon-probe-{}", std::process::id()));
+    let store = storage.for_uri(&probe)?;
+    let refused = |e: ReconError| ReconError::Write {
+        target: root.to_string(),
+        reason: format!(
+            "reports cannot be written there ({e}); choose another --out or `report_dir`, or fix its permissions"
+        ),
+    };
+    store.put(&probe, Bytes::new()).await.map_err(refused)?;
+    if let Err(e) = store.delete(&probe).await {
+        tracing::warn!(probe = %probe, error = %e, "could not remove the write probe");
+    }
+    Ok(())
 }
 
 #[cfg(test)]

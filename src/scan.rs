@@ -46,6 +46,9 @@ pub trait Progress: Send + Sync {
     fn rows(&self, n: u64);
     /// A work item (partition) finished.
     fn item_done(&self, partition: &str);
+    /// The work planned for the pair, told once before hashing starts: the rows its
+    /// items hold in all, both sides, from the files' footers, and the items.
+    fn planned(&self, _rows: u64, _items: usize) {}
 }
 
 /// Progress that goes nowhere.

@@ -55,6 +55,30 @@ pub async fn load_config(app: &str) -> SdkConfig {
         .await
 }
 
+/// Check that `conf` has what every AWS call needs, a region and credentials, before
+/// the first call: without them each call would fail after its retries with the SDK's
+/// whole error chain. The error says what is missing and how to set it.
+pub async fn check_setup(conf: &SdkConfig) -> Result<(), ReconError> {
+    use aws_credential_types::provider::ProvideCredentials;
+    if conf.region().is_none() {
+        return Err(ReconError::AwsSetup(
+            "no AWS region is set: set AWS_REGION (e.g. `export AWS_REGION=eu-west-1`) or `region` in the profile of AWS_PROFILE".into(),
+        ));
+    }
+    let Some(provider) = conf.credentials_provider() else {
+        return Err(ReconError::AwsSetup(NO_CREDENTIALS.into()));
+    };
+    match tokio::time::timeout(Duration::from_secs(20), provider.provide_credentials()).await {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(e)) => Err(ReconError::AwsSetup(format!("{NO_CREDENTIALS} ({e})"))),
+        Err(_) => Err(ReconError::AwsSetup(format!(
+            "{NO_CREDENTIALS} (looking them up took over 20 s)"
+        ))),
+    }
+}
+
+const NO_CREDENTIALS: &str = "no AWS credentials were found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE (run `aws sso login` for an SSO profile), or run where a role provides them; for a local emulator set AWS_ENDPOINT_URL and any dummy keys";
+
 /// Storage that serves local paths and `s3://` URIs (through [`s3::S3Store`]).
 pub fn storage(conf: &SdkConfig) -> Storage {
     Storage::with_s3(Arc::new(s3::S3Store::from_conf(conf)))

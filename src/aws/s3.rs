@@ -8,6 +8,8 @@ use std::sync::Arc;
 
 use aws_config::SdkConfig;
 use aws_sdk_s3::Client;
+use aws_sdk_s3::config::http::HttpResponse;
+use aws_sdk_s3::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_s3::primitives::ByteStream;
 use bytes::Bytes;
 use futures::FutureExt;
@@ -89,6 +91,17 @@ fn not_found(uri: &str) -> impl FnOnce(String) -> ReconError + '_ {
     }
 }
 
+/// A failed write (PUT, DELETE) of `uri`: a missing bucket is a [`ReconError::Write`].
+fn write_error<E>(err: SdkError<E, HttpResponse>, uri: &str) -> ReconError
+where
+    E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+{
+    map_sdk_error(err, uri, |reason| ReconError::Write {
+        target: uri.to_string(),
+        reason,
+    })
+}
+
 impl ObjectStore for S3Store {
     fn list<'a>(&'a self, prefix: &'a str) -> BoxFuture<'a, Result<Vec<FileRef>>> {
         async move {
@@ -152,12 +165,22 @@ impl ObjectStore for S3Store {
                 .body(ByteStream::from(data))
                 .send()
                 .await
-                .map_err(|e| {
-                    map_sdk_error(e, uri, |reason| ReconError::Write {
-                        target: uri.to_string(),
-                        reason,
-                    })
-                })?;
+                .map_err(|e| write_error(e, uri))?;
+            Ok(())
+        }
+        .boxed()
+    }
+
+    fn delete<'a>(&'a self, uri: &'a str) -> BoxFuture<'a, Result<()>> {
+        async move {
+            let loc = S3Uri::parse(uri)?;
+            self.client
+                .delete_object()
+                .bucket(&loc.bucket)
+                .key(&loc.key)
+                .send()
+                .await
+                .map_err(|e| write_error(e, uri))?;
             Ok(())
         }
         .boxed()

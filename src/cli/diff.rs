@@ -75,6 +75,7 @@ fn number(s: &str) -> Result<(String, f64), String> {
     let x = v
         .parse::<f64>()
         .map_err(|_| format!("`{v}` (in `{s}`) is not a number"))?;
+    let x = glue_recon::config::check_tolerance(x).map_err(|e| format!("`{s}`: {e}"))?;
     Ok((col, x))
 }
 

@@ -10,23 +10,25 @@ macro_rules! out {
 }
 
 mod diff;
+mod interrupt;
 mod progress;
+mod root;
+mod run;
 mod summary;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
 
 use diff::DiffPair;
 
-use glue_recon::alert::NotRun;
 use glue_recon::budget::MemoryBudget;
 use glue_recon::config::{Config, PairConfig};
-use glue_recon::history::{History, apply_drift, load_history, record_run};
-use glue_recon::report::Status;
-use glue_recon::runner::{RunOptions, run_pair_full, write_report};
+use glue_recon::runner::RunOptions;
+
+use root::{optional_config, report_root, require_ledger};
+use run::run_pairs;
 
 /// Reconcile a target table with its source, row by row, by business key.
 #[derive(Parser)]
@@ -83,6 +85,10 @@ enum Command {
         /// No differences at all.
         #[arg(long)]
         clean: bool,
+        /// Overwrite the folder's recon.toml, source/ and target/ even when its
+        /// recon.toml was not written by sample-data.
+        #[arg(long)]
+        force: bool,
     },
     /// Record that the findings of a pair's run are resolved (appends a record;
     /// history is never edited).
@@ -102,16 +108,40 @@ enum Command {
         /// Why: the fix, the ticket, the accepted difference.
         #[arg(long)]
         note: String,
-        /// Report root holding the ledger (folder or s3:// prefix).
-        #[arg(long, default_value = "recon-out")]
-        out: String,
+        /// The difference is the pair's new normal: the run joins the drift baseline
+        /// (without it, a run that drifted stays out of the baseline once resolved).
+        #[arg(long)]
+        accept: bool,
+        #[command(flatten)]
+        history: HistoryArgs,
     },
     /// Regenerate the dashboard (dashboard/index.html) from the ledger.
     Dashboard {
-        /// Report root holding the ledger (folder or s3:// prefix).
-        #[arg(long, default_value = "recon-out")]
-        out: String,
+        #[command(flatten)]
+        history: HistoryArgs,
     },
+}
+
+/// Where the history of runs is: `--out`, else the `report_dir` of `--config`.
+#[derive(clap::Args)]
+struct HistoryArgs {
+    /// Report root holding the ledger (folder or s3:// prefix; default: the config's
+    /// `report_dir`, else ./recon-out).
+    #[arg(long)]
+    out: Option<String>,
+    /// The config file of the runs, for its `report_dir`.
+    #[arg(long, short)]
+    config: Option<PathBuf>,
+}
+
+impl HistoryArgs {
+    /// The report root and its storage.
+    async fn root(&self) -> anyhow::Result<(String, glue_recon::storage::Storage)> {
+        let config = optional_config(self.config.as_deref())?;
+        let root = report_root(self.out.clone(), config.as_ref());
+        let storage = storage_for(&root).await?;
+        Ok((root, storage))
+    }
 }
 
 #[derive(clap::Args)]
@@ -127,7 +157,7 @@ struct OutputArgs {
     #[arg(long, short)]
     quiet: bool,
     /// Row groups decoded at once (default: 2 per core).
-    #[arg(long)]
+    #[arg(long, value_parser = at_least_one)]
     parallelism: Option<usize>,
     /// Memory the key indexes of the partitions in flight may take, in MiB; a
     /// partition whose index does not fit joins from a temporary file in TMPDIR
@@ -138,6 +168,31 @@ struct OutputArgs {
     /// config's `defaults.sns_topic`).
     #[arg(long)]
     sns_topic: Option<String>,
+}
+
+/// A count of 1 or more.
+fn at_least_one(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(format!("`{s}` is not a count: {e}")),
+    }
+}
+
+/// An error and its causes, each said once: a cause whose text its parent already
+/// includes (an OS error inside an I/O error's message) is not repeated.
+fn error_text(e: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in e.chain() {
+        let c = cause.to_string();
+        if !text.contains(&c) {
+            if !text.is_empty() {
+                text.push_str(": ");
+            }
+            text.push_str(&c);
+        }
+    }
+    text
 }
 
 /// Run the CLI and map the outcome to an exit code.
@@ -162,7 +217,7 @@ pub fn main() -> ExitCode {
     match runtime.block_on(dispatch(cli.command)) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", error_text(&e));
             ExitCode::from(2)
         }
     }
@@ -193,7 +248,9 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             changes,
             no_edge_cases,
             clean,
+            force,
         } => {
+            refuse_to_overwrite(&out, force)?;
             let spec = glue_recon::sample::SampleSpec {
                 out: out.clone(),
                 rows,
@@ -228,233 +285,99 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             partitions,
             by,
             note,
-            out,
+            accept,
+            history,
         } => {
-            let out = glue_recon::table::s3_normalized(out);
-            let storage = storage_for(&out).await;
+            let (out, storage) = history.root().await?;
+            let ledger = require_ledger(&storage, &out).await?;
             let req = glue_recon::resolution::ResolveRequest {
                 pair,
                 run_id: run,
                 partitions,
                 by,
                 note,
+                accepted: accept,
             };
             let glue_recon::resolution::Resolved {
                 record,
                 uri,
                 ledger,
-            } = glue_recon::resolution::resolve(&storage, &out, &req).await?;
+            } = glue_recon::resolution::resolve(&storage, &out, ledger, &req).await?;
             out!(
-                "resolved {} finding(s) of {} run {} (open since {}, {})",
+                "resolved {} finding(s) of {} run {} (open since {}, {}){}",
                 record.findings,
                 record.pair,
                 record.run_id,
                 record.open_since,
-                glue_recon::dashboard::duration(record.time_to_resolve_seconds)
+                glue_recon::dashboard::duration(record.time_to_resolve_seconds),
+                if record.accepted {
+                    "; accepted as the new normal"
+                } else {
+                    ""
+                }
             );
             out!("record: {uri}");
             let dash = glue_recon::dashboard::write_dashboard(&storage, &out, ledger, None).await?;
             print_dashboard(&dash);
             Ok(ExitCode::SUCCESS)
         }
-        Command::Dashboard { out } => {
-            let out = glue_recon::table::s3_normalized(out);
-            let storage = storage_for(&out).await;
-            let dash =
-                glue_recon::dashboard::write_dashboard(&storage, &out, Default::default(), None)
-                    .await?;
+        Command::Dashboard { history } => {
+            let (out, storage) = history.root().await?;
+            let ledger = require_ledger(&storage, &out).await?;
+            let dash = glue_recon::dashboard::write_dashboard(&storage, &out, ledger, None).await?;
             print_dashboard(&dash);
             Ok(ExitCode::SUCCESS)
         }
     }
 }
 
+/// `sample-data` writes recon.toml and replaces source/ and target/: refuse when the
+/// folder's recon.toml is not one it wrote, unless `--force`.
+fn refuse_to_overwrite(out: &std::path::Path, force: bool) -> anyhow::Result<()> {
+    let config = out.join("recon.toml");
+    let ours = match std::fs::read_to_string(&config) {
+        Ok(text) => text.starts_with(glue_recon::sample::CONFIG_HEADER),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => true,
+        Err(e) => anyhow::bail!("cannot read {}: {e}", config.display()),
+    };
+    if !ours && !force {
+        anyhow::bail!(
+            "{} exists and was not written by sample-data: it and {}/source and {}/target would be replaced; choose another --out, or pass --force",
+            config.display(),
+            out.display(),
+            out.display()
+        );
+    }
+    Ok(())
+}
+
 fn print_dashboard(d: &glue_recon::dashboard::DashboardOutput) {
     for p in &d.problems {
         eprintln!("warning: skipped history object {}: {}", p.uri, p.error);
     }
-    out!("open findings: {}", d.open);
-    out!("dashboard: {}", d.index);
+    for u in &d.unfinished {
+        eprintln!("warning: {u}");
+    }
+    out!(
+        "dashboard: {} ({} open finding{})",
+        d.index,
+        summary::thousands(d.open),
+        if d.open == 1 { "" } else { "s" }
+    );
+}
+
+/// The AWS config, checked for a region and credentials.
+async fn aws_config() -> anyhow::Result<aws_config::SdkConfig> {
+    let conf = glue_recon::aws::load_config(env!("CARGO_PKG_NAME")).await;
+    glue_recon::aws::check_setup(&conf).await?;
+    Ok(conf)
 }
 
 /// Local storage, with S3 added when the report root is on S3.
-async fn storage_for(root: &str) -> glue_recon::storage::Storage {
-    if glue_recon::aws::is_aws_location([root]) {
-        glue_recon::aws::storage(&glue_recon::aws::load_config(env!("CARGO_PKG_NAME")).await)
+async fn storage_for(root: &str) -> anyhow::Result<glue_recon::storage::Storage> {
+    Ok(if glue_recon::aws::is_aws_location([root]) {
+        glue_recon::aws::storage(&aws_config().await?)
     } else {
         RunOptions::local().storage
-    }
-}
-
-/// The ledger history of a run, read in a task of its own while the first pair is
-/// reconciled (the history is needed only once a pair's report is built).
-struct PendingHistory {
-    reading: Option<tokio::task::JoinHandle<glue_recon::error::Result<History>>>,
-    read: History,
-}
-
-impl PendingHistory {
-    fn start(storage: &glue_recon::storage::Storage, root: &str) -> Self {
-        let (storage, root) = (storage.clone(), root.to_string());
-        let reading = tokio::spawn(async move { load_history(&storage, &root).await });
-        PendingHistory {
-            reading: Some(reading),
-            read: History::default(),
-        }
-    }
-
-    /// The history, waiting for the read the first time; warns of the ledger objects
-    /// that could not be read.
-    async fn get(&mut self) -> anyhow::Result<&mut History> {
-        if let Some(task) = self.reading.take() {
-            self.read = task
-                .await
-                .map_err(|e| anyhow::anyhow!("reading the ledger: {e}"))??;
-            for p in self.read.problems() {
-                eprintln!("warning: skipped ledger object {}: {}", p.uri, p.error);
-            }
-        }
-        Ok(&mut self.read)
-    }
-}
-
-/// What `--json` prints for one pair: its report, or why it did not run.
-#[derive(serde::Serialize)]
-#[serde(untagged)]
-enum PairOutput<'a> {
-    Report(&'a glue_recon::report::Report),
-    NotRun(&'a NotRun),
-}
-
-async fn run_pairs(
-    config: &Config,
-    pairs: Vec<PairConfig>,
-    partitions: Vec<String>,
-    output: OutputArgs,
-) -> anyhow::Result<ExitCode> {
-    let root = output
-        .out
-        .clone()
-        .map(glue_recon::table::s3_normalized)
-        .or_else(|| config.defaults.report_dir.clone())
-        .unwrap_or_else(|| "recon-out".into());
-    let bar = progress::Bar::new(output.quiet || output.json);
-    let mut opts = RunOptions::local();
-    if let Some(p) = output.parallelism {
-        opts.parallelism = p.max(1);
-    }
-    opts.index = MemoryBudget::new(output.index_memory << 20);
-    opts.progress = Arc::new(bar.clone());
-    if !partitions.is_empty() {
-        opts.partitions = Some(partitions);
-    }
-    let sns_topic = output
-        .sns_topic
-        .clone()
-        .or_else(|| config.defaults.sns_topic.clone());
-    let tables = pairs
-        .iter()
-        .flat_map(|p| [p.source.as_str(), p.target.as_str()]);
-    let aws =
-        if sns_topic.is_some() || glue_recon::aws::is_aws_location(tables.chain([root.as_str()])) {
-            let conf = glue_recon::aws::load_config(env!("CARGO_PKG_NAME")).await;
-            opts.storage = glue_recon::aws::storage(&conf);
-            opts.catalog = Some(glue_recon::aws::glue::catalog(&conf));
-            Some(conf)
-        } else {
-            None
-        };
-    let mut worst = Status::Pass;
-    let mut reports = Vec::new();
-    let mut locations = Vec::new();
-    // What the pairs gave, in order: a report (its index), or why the pair did not run.
-    let mut outcomes: Vec<std::result::Result<usize, NotRun>> = Vec::new();
-    let mut history = PendingHistory::start(&opts.storage, &root);
-    for pair in &pairs {
-        bar.start_pair(&pair.name);
-        match run_pair_full(pair, &config.defaults, &opts).await {
-            Ok(mut run) => {
-                apply_drift(config, &history.get().await?.runs, &mut run.report);
-                let loc = write_report(&opts.storage, &root, &run).await?;
-                bar.finish();
-                worst = worst.max(run.report.status);
-                if !output.quiet && !output.json {
-                    summary::print(&run.report, &loc);
-                }
-                outcomes.push(Ok(reports.len()));
-                reports.push(run.report);
-                locations.push(loc);
-            }
-            Err(e) => {
-                bar.finish();
-                eprintln!("error: pair `{}`: {e}", pair.name);
-                outcomes.push(Err(NotRun::new(&pair.name, &e)));
-            }
-        }
-    }
-    let mut dashboard = None;
-    if !reports.is_empty() {
-        let history = std::mem::take(history.get().await?);
-        let recorded = record_run(&opts.storage, &root, &reports, &locations, history).await?;
-        if !output.quiet && !output.json {
-            out!("ledger: {}", recorded.ledger_uri);
-            print_dashboard(&recorded.dashboard);
-        }
-        dashboard = Some(recorded.dashboard.index);
-    }
-    // The alerts of this run: the reports' when one is not PASS, and the pairs that
-    // could not run.
-    let mut alerts = Vec::new();
-    if worst != Status::Pass {
-        let written: Vec<_> = reports.iter().zip(&locations).collect();
-        let alert = glue_recon::alert::Alert::for_reports(&written);
-        if !output.quiet && !output.json {
-            let shown = match &dashboard {
-                Some(d) => alert.clone().with_dashboard(d),
-                None => alert.clone(),
-            };
-            out!("\nalert: {}\n{}", shown.subject, shown.message.trim_end());
-        }
-        alerts.push(alert);
-    }
-    let not_run: Vec<NotRun> = outcomes
-        .iter()
-        .filter_map(|o| o.as_ref().err().cloned())
-        .collect();
-    if !not_run.is_empty() {
-        alerts.push(glue_recon::alert::Alert::for_not_run(&not_run));
-    }
-    if let (Some(topic), Some(conf)) = (&sns_topic, &aws) {
-        let publisher = glue_recon::aws::sns::SnsPublisher::from_conf(conf, topic);
-        for alert in &alerts {
-            let id = publisher.publish(alert).await?;
-            if !output.quiet && !output.json {
-                out!(
-                    "alert: published to {topic} (message {id}): {}",
-                    alert.subject
-                );
-            }
-        }
-    }
-    if output.json {
-        let printed: Vec<PairOutput> = outcomes
-            .iter()
-            .map(|o| match o {
-                Ok(i) => PairOutput::Report(&reports[*i]),
-                Err(e) => PairOutput::NotRun(e),
-            })
-            .collect();
-        let json = match printed.as_slice() {
-            [one] => serde_json::to_string_pretty(one)?,
-            all => serde_json::to_string_pretty(all)?,
-        };
-        out!("{json}");
-    }
-    Ok(if !not_run.is_empty() {
-        ExitCode::from(2)
-    } else if worst == Status::Fail {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
     })
 }

@@ -1,42 +1,192 @@
-//! The short summary printed after a pair's run.
+//! What the terminal shows after each pair and at the end of a run: the verdict and
+//! its reasons, the counts, the columns and values that differ, where to look next.
+//! Each thing is said once; the alert that is published carries the same facts.
 
+use glue_recon::alert::NotRun;
 use glue_recon::partial::FindingKind;
-use glue_recon::report::Report;
+use glue_recon::report::{Report, Sample};
 use glue_recon::runner::ReportLocation;
 
-/// Print the verdict, the counts, the top columns and where the report is.
+/// Mismatched rows whose values are shown.
+const MISMATCHES_SHOWN: usize = 3;
+/// Keys shown per other finding kind.
+const KEYS_SHOWN: usize = 3;
+/// Characters of a value shown (the report has more, diffs.parquet all).
+const VALUE_CHARS: usize = 40;
+
+/// `1234567` as `1,234,567`.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `1 partition`, `2 partitions`.
+pub fn count(n: usize, what: &str) -> String {
+    format!(
+        "{} {what}{}",
+        thousands(n as u64),
+        if n == 1 { "" } else { "s" }
+    )
+}
+
+/// A value as the terminal shows it: NULL bare, text quoted (so '' is visibly not
+/// NULL), long text cut.
+fn shown(v: &Option<String>) -> String {
+    match v {
+        None => "NULL".into(),
+        Some(s) if s.chars().count() > VALUE_CHARS => {
+            let cut: String = s.chars().take(VALUE_CHARS).collect();
+            format!("'{cut}...' ({} chars)", s.chars().count())
+        }
+        Some(s) => format!("'{s}'"),
+    }
+}
+
+fn key_text(s: &Sample) -> String {
+    let key: Vec<String> = s
+        .key
+        .iter()
+        .map(|(k, v)| format!("{k}={}", v.as_deref().unwrap_or("NULL")))
+        .collect();
+    if s.partition.is_empty() {
+        key.join(" ")
+    } else {
+        format!("{} [{}]", key.join(" "), s.partition)
+    }
+}
+
+/// Print the verdict, the counts, what differs and where the report is.
 pub fn print(r: &Report, loc: &ReportLocation) {
     let t = &r.totals;
+    let rows = |n: u64, read: bool| {
+        if read { thousands(n) } else { "?".to_string() }
+    };
+    // An incomplete run read only some partitions: its counts are of those.
+    let read_any = r.partitions.iter().any(|p| p.error.is_none());
     out!(
-        "{} {}{}  ({} source rows, {} target rows, {} partitions)",
+        "{} {}{}  ({} source rows, {} target rows, {})",
         r.status,
         r.pair,
         if r.complete { "" } else { " INCOMPLETE" },
-        t.source_rows,
-        t.target_rows,
-        r.partitions.len()
+        rows(t.source_rows, read_any || r.complete),
+        rows(t.target_rows, read_any || r.complete),
+        count(r.partitions.len(), "partition")
     );
     for reason in &r.reasons {
         out!("  - {reason}");
     }
-    out!("  {:<20} {:>12}", "finding", "keys");
-    out!("  {:<20} {:>12}", "matched", t.matched);
+    if let Some(d) = r.drift.as_ref().filter(|d| !d.detected) {
+        out!("  vs baseline: {}", d.delta());
+    }
+    out!("  {:<20} {:>13}", "matched", thousands(t.matched));
     for kind in FindingKind::ALL {
-        out!("  {:<20} {:>12}", kind.as_str(), t.of(kind));
+        let n = t.of(kind);
+        if n > 0 {
+            out!("  {:<20} {:>13}", kind.as_str(), thousands(n));
+        }
     }
     if !r.columns.is_empty() {
         let top: Vec<String> = r
             .columns
             .iter()
             .take(5)
-            .map(|c| format!("{} ({})", c.column, c.mismatch))
+            .map(|c| format!("{} ({})", c.column, thousands(c.mismatch)))
             .collect();
         out!("  columns that differ most: {}", top.join(", "));
     }
-    for p in r.partitions.iter().filter(|p| p.error.is_some()) {
+    for (kind, samples) in &r.samples {
+        if samples.is_empty() {
+            continue;
+        }
+        if *kind == FindingKind::Mismatch {
+            out!(
+                "  mismatched values (first {}):",
+                samples.len().min(MISMATCHES_SHOWN)
+            );
+            for s in samples.iter().take(MISMATCHES_SHOWN) {
+                let diffs: Vec<String> = s
+                    .diffs
+                    .iter()
+                    .map(|d| format!("{} {} -> {}", d.column, shown(&d.source), shown(&d.target)))
+                    .collect();
+                out!("    {}: {}", key_text(s), diffs.join("; "));
+            }
+        } else {
+            let keys: Vec<String> = samples.iter().take(KEYS_SHOWN).map(key_text).collect();
+            out!("  {} e.g. {}", kind.as_str(), keys.join("; "));
+        }
+    }
+    let failed: Vec<_> = r.partitions.iter().filter(|p| p.error.is_some()).collect();
+    for p in &failed {
         if let Some(e) = &p.error {
             out!("  partition {} not reconciled: {}", p.partition, e.message);
         }
     }
+    if t.findings() > 0 {
+        let (engine, query) = glue_recon::history::offending_keys_query(r, loc);
+        out!("  offending keys ({engine}):");
+        for line in query.lines() {
+            out!("    {line}");
+        }
+    }
     out!("  report: {}", loc.html);
+}
+
+/// Print a pair that could not run.
+pub fn print_not_run(n: &NotRun, record: Option<&str>) {
+    out!("ERROR {}  (could not run: {})", n.pair, n.error_type);
+    out!("  - {}", n.error);
+    if let Some(uri) = record {
+        out!("  record: {uri}");
+    }
+}
+
+/// The run's last line: every configured pair, ERROR included.
+pub fn run_line(verdicts: &[(String, String)]) -> String {
+    let worst = ["ERROR", "FAIL", "WARN", "PASS"]
+        .into_iter()
+        .find(|s| verdicts.iter().any(|(_, v)| v == s))
+        .unwrap_or("PASS");
+    let listed: Vec<String> = verdicts.iter().map(|(p, v)| format!("{p} {v}")).collect();
+    format!(
+        "run: {worst}, {}: {}",
+        count(verdicts.len(), "pair"),
+        listed.join(", ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thousands_are_separated() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1_000), "1,000");
+        assert_eq!(thousands(33_835), "33,835");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+    }
+
+    #[test]
+    fn empty_text_is_not_null() {
+        assert_eq!(shown(&None), "NULL");
+        assert_eq!(shown(&Some(String::new())), "''");
+        assert_eq!(shown(&Some("NULL".into())), "'NULL'");
+        assert!(shown(&Some("x".repeat(5_000_000))).len() < 100);
+    }
+
+    #[test]
+    fn the_run_line_counts_every_pair() {
+        let v = |p: &str, s: &str| (p.to_string(), s.to_string());
+        let line = run_line(&[v("a", "FAIL"), v("b", "PASS"), v("c", "ERROR")]);
+        assert_eq!(line, "run: ERROR, 3 pairs: a FAIL, b PASS, c ERROR");
+    }
 }

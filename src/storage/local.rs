@@ -98,6 +98,17 @@ impl ObjectStore for LocalStore {
         .boxed()
     }
 
+    fn delete<'a>(&'a self, uri: &'a str) -> BoxFuture<'a, Result<()>> {
+        async move {
+            let path = local_path(uri);
+            match std::fs::remove_file(&path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(ReconError::io(&path, e)),
+                _ => Ok(()),
+            }
+        }
+        .boxed()
+    }
+
     fn get<'a>(&'a self, uri: &'a str) -> BoxFuture<'a, Result<Bytes>> {
         async move {
             let path = local_path(uri);

@@ -35,6 +35,8 @@ pub trait ObjectStore: Send + Sync {
     fn put<'a>(&'a self, uri: &'a str, data: Bytes) -> BoxFuture<'a, Result<()>>;
     /// Read a whole object.
     fn get<'a>(&'a self, uri: &'a str) -> BoxFuture<'a, Result<Bytes>>;
+    /// Delete an object (deleting one that does not exist succeeds).
+    fn delete<'a>(&'a self, uri: &'a str) -> BoxFuture<'a, Result<()>>;
 }
 
 /// Routes URIs to the store that serves them: `s3://` to S3, anything else to the

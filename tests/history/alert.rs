@@ -1,10 +1,10 @@
-//! The alert text printed by a local run: verdict first, DRIFT, a query of the
-//! offending keys (run here with DuckDB) and the dashboard link.
+//! What a local run prints: verdict first, DRIFT, a query of the offending keys (run
+//! here with DuckDB), the dashboard link; each said once.
 
 use super::{bin, run_cli, sample, two_pair_config};
 
 #[test]
-fn the_terminal_alert_is_actionable() {
+fn the_terminal_summary_is_actionable_and_said_once() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     let out = dir.join("out");
@@ -23,23 +23,19 @@ fn the_terminal_alert_is_actionable() {
         .unwrap();
     assert_eq!(o.status.code(), Some(1));
     let text = String::from_utf8_lossy(&o.stdout);
-    let alert = &text[text.find("\nalert: ").expect("an alert") + 1..];
+    let alpha = &text[text.find("FAIL alpha").expect("alpha's verdict first")..];
     assert!(
-        alert.starts_with("alert: glue-recon FAIL DRIFT:"),
-        "{alert}"
-    );
-    assert!(
-        alert.contains("DRIFT: clean for the last 1 run(s)"),
-        "{alert}"
+        alpha.contains("  - DRIFT: clean for the last 1 run(s)"),
+        "{text}"
     );
     // Athena reads only S3: a local run's offending keys come with a query of its
     // diffs.parquet that DuckDB runs as printed.
-    assert!(!alert.contains("CREATE EXTERNAL TABLE"), "{alert}");
-    let query = alert
+    assert!(!text.contains("CREATE EXTERNAL TABLE"), "{text}");
+    let query = alpha
         .lines()
         .skip_while(|l| l.trim() != "offending keys (DuckDB):")
         .nth(1)
-        .unwrap_or_else(|| panic!("no DuckDB query in {alert}"))
+        .unwrap_or_else(|| panic!("no DuckDB query in {text}"))
         .trim();
     assert!(query.contains("diffs.parquet')"), "{query}");
     let rows = duckdb_rows(query);
@@ -49,13 +45,26 @@ fn the_terminal_alert_is_actionable() {
             .all(|r| ["MISSING_IN_TARGET", "EXTRA_IN_TARGET", "MISMATCH"].contains(&r.as_str())),
         "{rows:?}"
     );
-    assert!(alert.contains("sample keys:"), "{alert}");
-    assert!(alert.contains(&format!(
-        "dashboard: {}",
-        out.join("dashboard/index.html").display()
-    )));
-    // beta stayed clean: no drift, a PASS is not in the alert's failing pairs.
-    assert!(!alert.contains("DRIFT: beta"), "{alert}");
+    assert!(alpha.contains("mismatched values (first "), "{text}");
+    assert!(alpha.contains("MISSING_IN_TARGET e.g. id="), "{text}");
+    // Every count, the run line and the dashboard once; no alert block when no
+    // topic is set (nothing was published).
+    let once = |needle: &str| text.matches(needle).count();
+    assert_eq!(once("  matched "), 2, "{text}");
+    assert_eq!(
+        once("run: FAIL, 2 pairs: alpha FAIL, beta PASS"),
+        1,
+        "{text}"
+    );
+    assert_eq!(
+        once(&format!(
+            "dashboard: {}",
+            out.join("dashboard/index.html").display()
+        )),
+        1,
+        "{text}"
+    );
+    assert!(!text.contains("alert:"), "{text}");
     // The Athena manifest points at the run's diffs.parquet.
     let manifest = walk_find(&out.join("alpha"), "diffs.txt");
     let target = std::fs::read_to_string(&manifest).unwrap();

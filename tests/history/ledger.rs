@@ -84,9 +84,13 @@ fn open_count(root: &Path) -> u64 {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = String::from_utf8_lossy(&o.stdout);
+    // `dashboard: <index> (1,234 open findings)`
     text.lines()
-        .find_map(|l| l.strip_prefix("open findings: "))
+        .filter(|l| l.starts_with("dashboard: "))
+        .find_map(|l| l.rsplit_once(" (")?.1.split_once(" open finding"))
         .unwrap_or_else(|| panic!("no open count in {text}"))
+        .0
+        .replace(',', "")
         .parse()
         .unwrap()
 }
