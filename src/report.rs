@@ -172,6 +172,19 @@ fn check(limits: &Limits, totals: &Totals) -> Vec<String> {
         .collect()
 }
 
+/// `1234567` as `1,234,567`.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// Merge partial diffs into the pair's report.
 pub fn build_report(
     meta: &RunMeta,
@@ -353,4 +366,18 @@ pub(crate) fn one_partition_report(mismatch: u64) -> Report {
         findings: Vec::new(),
     };
     build_report(&meta, &pair, 5, Default::default(), &[partial])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::thousands;
+
+    #[test]
+    fn thousands_are_separated() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1_000), "1,000");
+        assert_eq!(thousands(33_835), "33,835");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+    }
 }

@@ -361,7 +361,7 @@ fn print_dashboard(d: &glue_recon::dashboard::DashboardOutput) {
     out!(
         "dashboard: {} ({} open finding{})",
         d.index,
-        summary::thousands(d.open),
+        glue_recon::report::thousands(d.open),
         if d.open == 1 { "" } else { "s" }
     );
 }

@@ -10,7 +10,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 
 use glue_recon::scan::Progress;
 
-use super::summary::thousands;
+use glue_recon::report::thousands;
 
 /// Rows hashed and partitions done, for the pair being run.
 #[derive(Clone)]
@@ -40,14 +40,12 @@ const HASHING: &str =
 impl Bar {
     /// A bar that draws only on a terminal, and never when `quiet`.
     pub fn new(quiet: bool) -> Self {
-        let bar = ProgressBar::with_draw_target(
-            None,
-            if quiet {
-                ProgressDrawTarget::hidden()
-            } else {
-                ProgressDrawTarget::stderr()
-            },
-        );
+        // Styled before its first draw, which would otherwise be indicatif's "0/0".
+        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden())
+            .with_style(style(PREPARING));
+        if !quiet {
+            bar.set_draw_target(ProgressDrawTarget::stderr());
+        }
         Bar {
             bar: Arc::new(bar),
             items: Arc::default(),

@@ -4,6 +4,7 @@
 
 use glue_recon::alert::NotRun;
 use glue_recon::partial::FindingKind;
+use glue_recon::report::thousands;
 use glue_recon::report::{Report, Sample};
 use glue_recon::runner::ReportLocation;
 
@@ -13,19 +14,6 @@ const MISMATCHES_SHOWN: usize = 3;
 const KEYS_SHOWN: usize = 3;
 /// Characters of a value shown (the report has more, diffs.parquet all).
 const VALUE_CHARS: usize = 40;
-
-/// `1234567` as `1,234,567`.
-pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
 
 /// `1 partition`, `2 partitions`.
 pub fn count(n: usize, what: &str) -> String {
@@ -165,15 +153,6 @@ pub fn run_line(verdicts: &[(String, String)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn thousands_are_separated() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1_000), "1,000");
-        assert_eq!(thousands(33_835), "33,835");
-        assert_eq!(thousands(1_234_567), "1,234,567");
-    }
 
     #[test]
     fn empty_text_is_not_null() {

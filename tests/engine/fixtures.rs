@@ -392,9 +392,14 @@ pub fn assert_cannot_run(lab: &Lab, key: &[&str], extra: &str, parts: &[&str]) -
     for p in parts {
         assert!(out.stderr.contains(p), "`{p}` not in stderr: {out:#?}");
     }
+    // The pair's record says why it did not run; no comparison was written.
+    let dir = run_dir(&lab.path("out"), "t");
+    let record: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
+    assert_eq!(record["status"], "ERROR", "{record:#}");
     assert!(
-        !lab.path("out/t").exists(),
-        "a report was written: {out:#?}"
+        !dir.join("diffs.parquet").exists(),
+        "a comparison was written: {out:#?}"
     );
     err
 }

@@ -6,6 +6,7 @@ mod alert;
 mod browser;
 mod ledger;
 mod s3;
+mod terminal;
 mod truthful;
 
 use std::path::{Path, PathBuf};
