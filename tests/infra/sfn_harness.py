@@ -12,6 +12,13 @@ name (`recon-lookup`, ...). It must answer as the Lambda service does: HTTP 200 
 `X-Amz-Function-Error: Unhandled` for a function error (see `function_error`), or a
 Lambda service error status (`service_error`).
 
+The router enforces Step Functions' payload limit on every Lambda invoke
+(`payload_limit_error`): an input (a state's Payload, a Map child's input) or a
+result over 256 KiB is refused with `States.DataLimitExceeded` and recorded in
+`Harness.data_limit_exceeded`. AWS fails such a state where not even a `States.ALL`
+Catch takes it; moto, which refuses an error name starting with `States.` from a
+function, fails the execution with `States.Runtime`, which no Catch takes either.
+
 The router also takes the AWS calls of the functions under test when their
 `AWS_ENDPOINT_URL` is `Harness.router_endpoint`, and can fail chosen calls the way AWS
 does when it is overloaded (`Harness.inject`), to prove retries end to end.
@@ -93,6 +100,20 @@ def service_error(status: int, error_type: str, message: str) -> LambdaReply:
 
 Backend = Callable[[str, bytes], LambdaReply]
 
+# Step Functions' limit on a state's input or output, a task's result and a
+# Distributed Map child's input (UTF-8 bytes).
+PAYLOAD_LIMIT = 256 * 1024
+
+
+def payload_limit_error(function: str, what: str, payload: bytes) -> LambdaReply | None:
+    """`States.DataLimitExceeded` when `payload` (the `what` of an invoke of `function`)
+    is over PAYLOAD_LIMIT, else None."""
+    if len(payload) <= PAYLOAD_LIMIT:
+        return None
+    message = f"the {what} of {function} is {len(payload)} bytes, over the {PAYLOAD_LIMIT}-byte limit"
+    body = json.dumps({"errorType": "States.DataLimitExceeded", "errorMessage": message}).encode()
+    return LambdaReply(200, body, [("X-Amz-Function-Error", "Unhandled"), request_id()])
+
 
 @dataclass
 class AwsCall:
@@ -152,6 +173,7 @@ class Harness:
         self.faults: list[Fault] = []
         self._faults_lock = threading.Lock()
         self.aws_calls: list[AwsCall] = []
+        self.data_limit_exceeded: list[str] = []  # the refused payloads, as messages
 
     @property
     def endpoint(self) -> str:
@@ -184,6 +206,13 @@ class Harness:
         )
         with self._faults_lock:
             self.aws_calls.append(call)
+
+    def _limited(self, function: str, what: str, payload: bytes) -> LambdaReply | None:
+        reply = payload_limit_error(function, what, payload)
+        if reply is not None:
+            with self._faults_lock:
+                self.data_limit_exceeded.append(json.loads(reply.body)["errorMessage"])
+        return reply
 
     def _fault_for(self, method: str, raw_path: str) -> Fault | None:
         path = urllib.parse.unquote(urllib.parse.urlsplit(raw_path).path)
@@ -250,10 +279,14 @@ class Harness:
                 m = re.match(r"^/2015-03-31/functions/([^/]+)/invocations", self.path)
                 if m:
                     name = urllib.parse.unquote(m.group(1)).rsplit(":", 1)[-1]
-                    try:
-                        reply = harness.backend(name, body)
-                    except Exception as exc:  # noqa: BLE001 - the interpreter must get an answer
-                        reply = service_error(500, "ServiceException", f"test backend failed: {exc!r}")
+                    reply = harness._limited(name, "input", body)
+                    if reply is None:
+                        try:
+                            reply = harness.backend(name, body)
+                        except Exception as exc:  # noqa: BLE001 - the interpreter must get an answer
+                            reply = service_error(500, "ServiceException", f"test backend failed: {exc!r}")
+                        if reply.status == 200:
+                            reply = harness._limited(name, "result", reply.body) or reply
                     self._reply(reply.status, [("Content-Type", "application/json"), *reply.headers], reply.body)
                     return
                 harness._record(self.command, self.path, self.headers, body)

@@ -33,6 +33,8 @@ class Stubs:
         self.merge_status = "FAIL"
         self.lookup_errors: list[tuple[str, str]] = []  # raised one per call, then succeed
         self.hash_error: tuple[str, str] | None = None  # raised by every hash call
+        self.item_padding = 0  # characters added to each manifest item
+        self.alert_padding = 0  # characters added to the alert message
 
     def __call__(self, function: str, body: bytes) -> LambdaReply:
         fn = function.removeprefix("recon-")
@@ -57,6 +59,7 @@ class Stubs:
                 "partition": f"dt=2024-01-{i + 1:02d}",
                 "source": {"files": [{"uri": f"s3://data/src/dt=2024-01-{i + 1:02d}/0.parquet", "size": 10}]},
                 "target": {"files": [{"uri": f"s3://data/tgt/dt=2024-01-{i + 1:02d}/0.parquet", "size": 10}]},
+                "padding": "x" * self.item_padding,
             }
             for i in range(self.items)
         ]
@@ -93,7 +96,7 @@ class Stubs:
             "html_uri": f"s3://{BUCKET}/reports/orders/{payload['run_id']}/report.html",
             "alert": {
                 "subject": f"glue-recon {status}: orders",
-                "message": f"{status} orders: 3 keys missing in target",
+                "message": f"{status} orders: 3 keys missing in target" + "x" * self.alert_padding,
                 "attributes": {"status": status, "pair": "orders"},
             },
         }, False
@@ -244,6 +247,26 @@ def test_a_failing_map_sends_the_failure_alert():
     alerts = h.alerts()
     assert [a["Subject"] for a in alerts] == ["glue-recon: reconciliation could not run"], alerts
     assert f"Error: {done.get('error')}" in alerts[0]["Message"], (done.get("error"), alerts[0]["Message"])
+
+
+def test_a_result_over_256_kib_is_refused_as_step_functions_refuses_it():
+    h = harness()
+    h.stubs.alert_padding = 300 * 1024
+    done = h.run(h.machine(), {})
+    assert done["status"] == "FAILED", done
+    assert len(h.data_limit_exceeded) == 1 and "result of recon-merge" in h.data_limit_exceeded[0], h.data_limit_exceeded
+    # As on AWS, no Catch takes it: the execution fails without any alert.
+    assert h.alerts() == []
+    h.data_limit_exceeded.clear()
+
+
+def test_a_map_child_input_over_256_kib_is_refused_and_the_function_not_called():
+    h = harness()
+    h.stubs.item_padding = 257 * 1024
+    h.run(h.machine(), {})
+    assert "hash" not in called(h), called(h)
+    assert any("input of recon-hash" in m for m in h.data_limit_exceeded), h.data_limit_exceeded
+    h.data_limit_exceeded.clear()
 
 
 # ------------------------------------------------------------------- runner
