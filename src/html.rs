@@ -23,10 +23,21 @@ pub fn esc(s: &str) -> String {
     out
 }
 
-fn value(v: &Option<String>) -> String {
+/// A value in a cell: NULL and the empty string each visibly themselves, a value cut
+/// in the report marked with its whole length.
+fn value(v: &Option<String>, chars: Option<u64>) -> String {
+    let cut = chars
+        .map(|n| {
+            format!(
+                "<span class=\"cut\">… ({} characters; whole in diffs.parquet)</span>",
+                crate::report::thousands(n)
+            )
+        })
+        .unwrap_or_default();
     match v {
-        Some(s) => esc(s),
         None => "<span class=\"null\">NULL</span>".into(),
+        Some(s) if s.is_empty() => "<span class=\"empty\" title=\"empty string\">''</span>".into(),
+        Some(s) => format!("{}{cut}", esc(s)),
     }
 }
 
@@ -39,7 +50,7 @@ h1{margin:.2rem 0}h2{margin-top:2rem;border-bottom:1px solid #dde;padding-bottom
 table{border-collapse:collapse;margin:.5rem 0;background:#fff}
 td,th{border:1px solid #d0d7de;padding:.3rem .6rem;text-align:left;vertical-align:top}
 th{background:#f0f3f6}td.n{text-align:right;font-variant-numeric:tabular-nums}
-.null{color:#888;font-style:italic}.bad{color:#cf222e;font-weight:600}
+.null{color:#888;font-style:italic}.empty{color:#8250df;font-family:monospace}.cut{color:#888;font-size:.85em}.bad{color:#cf222e;font-weight:600}
 .cards{display:flex;flex-wrap:wrap;gap:.8rem}.card{background:#fff;border:1px solid #d0d7de;border-radius:.4rem;padding:.6rem 1rem;min-width:9rem}
 .card .num{font-size:1.6rem;font-weight:700}.card.hot .num{color:#cf222e}
 code{background:#eef1f4;padding:0 .2rem;border-radius:.2rem}
@@ -97,11 +108,21 @@ pub fn render_report(r: &Report) -> String {
     for (label, n, hot) in cards {
         let _ = write!(
             h,
-            "<div class=\"card{}\" data-kind=\"{label}\"><div>{label}</div><div class=\"num\">{n}</div></div>",
-            if hot && n > 0 { " hot" } else { "" }
+            "<div class=\"card{}\" data-kind=\"{label}\"><div>{label}</div><div class=\"num\">{}</div></div>",
+            if hot && n > 0 { " hot" } else { "" },
+            crate::report::thousands(n)
         );
     }
     h.push_str("</div>");
+    if !r.complete {
+        let failed = r.partitions.iter().filter(|p| p.error.is_some()).count();
+        let _ = write!(
+            h,
+            "<p id=\"counted\" class=\"bad\">Counts of the {} reconciled; {} not reconciled, not counted.</p>",
+            crate::report::count(r.partitions.len() - failed, "partition"),
+            crate::report::count(failed, "partition")
+        );
+    }
 
     let s = &r.schema;
     h.push_str("<h2>Schema</h2>");
@@ -144,22 +165,37 @@ pub fn render_report(r: &Report) -> String {
     h.push_str("<h2>Partitions</h2><table id=\"partitions\"><tr><th>partition</th><th>presence</th><th>status</th><th>source rows</th><th>target rows</th><th>missing</th><th>extra</th><th>mismatch</th><th>duplicate</th><th>null key</th></tr>");
     for p in &r.partitions {
         let pt = &p.totals;
-        let status = match &p.error {
-            Some(e) => format!("<span class=\"bad\">failed: {}</span>", esc(&e.message)),
-            None => "ok".into(),
+        if let Some(e) = &p.error {
+            // Nothing of a failed partition was counted: no zeros that look like counts.
+            let _ = write!(
+                h,
+                "<tr><td>{}</td><td>{}</td><td><span class=\"bad\">failed: {}</span></td><td colspan=7 class=\"null\">not reconciled</td></tr>",
+                esc(&p.partition),
+                p.presence,
+                esc(&e.message)
+            );
+            continue;
+        }
+        let status = match p.status.as_str() {
+            "ok" => "ok".to_string(),
+            other => format!(
+                "<span class=\"bad\">{}</span>",
+                esc(&other.replace('_', " "))
+            ),
         };
+        let n = crate::report::thousands;
         let _ = write!(
             h,
             "<tr><td>{}</td><td>{}</td><td>{status}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td></tr>",
             esc(&p.partition),
             p.presence,
-            pt.source_rows,
-            pt.target_rows,
-            pt.missing_in_target,
-            pt.extra_in_target,
-            pt.mismatch,
-            pt.duplicate_key_source + pt.duplicate_key_target,
-            pt.null_key_source + pt.null_key_target
+            n(pt.source_rows),
+            n(pt.target_rows),
+            n(pt.missing_in_target),
+            n(pt.extra_in_target),
+            n(pt.mismatch),
+            n(pt.duplicate_key_source + pt.duplicate_key_target),
+            n(pt.null_key_source + pt.null_key_target)
         );
     }
     h.push_str("</table>");
@@ -207,7 +243,11 @@ pub fn render_report(r: &Report) -> String {
             let lead = {
                 let mut lead = format!("<td>{}</td>", esc(&s.partition));
                 for k in &r.key {
-                    let _ = write!(lead, "<td>{}</td>", value(s.key.get(k).unwrap_or(&None)));
+                    let _ = write!(
+                        lead,
+                        "<td>{}</td>",
+                        value(s.key.get(k).unwrap_or(&None), None)
+                    );
                 }
                 lead
             };
@@ -218,8 +258,8 @@ pub fn render_report(r: &Report) -> String {
                             h,
                             "<tr>{lead}<td>{}</td><td>{}</td><td>{}</td></tr>",
                             esc(&d.column),
-                            value(&d.source),
-                            value(&d.target)
+                            value(&d.source, d.source_chars),
+                            value(&d.target, d.target_chars)
                         );
                     }
                 }

@@ -57,7 +57,7 @@ pub struct LedgerRow {
     pub pair: String,
     /// The partition label (`dt=2024-01-01`; empty for a pair with no partitions).
     pub partition: String,
-    /// `ok`, or `failed` when the partition could not be reconciled.
+    /// The partition's [`crate::report::PartitionStatus`]: `ok`, `failed`, `missing_in_target`, `extra_in_target`.
     pub partition_status: String,
     /// Source rows read.
     pub source_rows: u64,
@@ -101,7 +101,7 @@ impl LedgerRow {
 
     /// Whether the partition failed to reconcile.
     pub fn failed(&self) -> bool {
-        self.partition_status != "ok"
+        self.partition_status == crate::report::PartitionStatus::Failed.as_str()
     }
 
     /// The run date (`YYYY-MM-DD`) of the row.
@@ -431,7 +431,7 @@ pub fn not_run_row(meta: &crate::report::RunMeta, pair: &str, record_uri: &str) 
         trigger: meta.trigger.clone(),
         pair: pair.to_string(),
         partition: String::new(),
-        partition_status: "failed".into(),
+        partition_status: crate::report::PartitionStatus::Failed.as_str().into(),
         source_rows: 0,
         target_rows: 0,
         missing_in_target: 0,

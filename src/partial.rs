@@ -66,6 +66,42 @@ pub struct ColumnDiff {
     pub target: Option<String>,
 }
 
+/// The order findings are listed in: key by key, NULL first, then numbers in
+/// numeric order (`9` before `10`), then other text in byte order. A total order, so
+/// a sort by it is stable whatever the values.
+pub fn compare_keys(a: &[Option<String>], b: &[Option<String>]) -> std::cmp::Ordering {
+    fn number(s: &str) -> Option<f64> {
+        let digits = s.strip_prefix(['-', '+']).unwrap_or(s);
+        if !digits.starts_with(|c: char| c.is_ascii_digit()) {
+            return None;
+        }
+        s.parse::<f64>().ok()
+    }
+    fn rank(v: &Option<String>) -> (u8, Option<f64>) {
+        match v {
+            None => (0, None),
+            Some(s) => match number(s) {
+                Some(n) => (1, Some(n)),
+                None => (2, None),
+            },
+        }
+    }
+    for (x, y) in a.iter().zip(b) {
+        let ((rx, nx), (ry, ny)) = (rank(x), rank(y));
+        let order = rx
+            .cmp(&ry)
+            .then_with(|| match (nx, ny) {
+                (Some(nx), Some(ny)) => nx.total_cmp(&ny),
+                _ => std::cmp::Ordering::Equal,
+            })
+            .then_with(|| x.cmp(y));
+        if order.is_ne() {
+            return order;
+        }
+    }
+    a.len().cmp(&b.len())
+}
+
 /// One finding.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Finding {

@@ -429,11 +429,14 @@ impl ItemRunner {
             }
         }
         findings.sort_by(|a, b| {
-            (a.kind, &a.key, a.side.map(|s| s == Side::Target)).cmp(&(
-                b.kind,
-                &b.key,
-                b.side.map(|s| s == Side::Target),
-            ))
+            a.kind
+                .cmp(&b.kind)
+                .then_with(|| crate::partial::compare_keys(&a.key, &b.key))
+                .then_with(|| {
+                    a.side
+                        .map(|s| s == Side::Target)
+                        .cmp(&b.side.map(|s| s == Side::Target))
+                })
         });
         partial.findings = findings;
         Ok(())

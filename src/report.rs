@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::config::{DriftAction, Limits, PairConfig};
-use crate::partial::{ColumnDiff, FindingKind, ItemError, PartialDiff, Totals};
+use crate::partial::{FindingKind, ItemError, PartialDiff, Totals};
 use crate::plan::{SchemaDiff, Side};
 use crate::table::Presence;
 
@@ -45,7 +45,8 @@ pub struct PartitionSummary {
     pub item_id: String,
     /// Which sides have it.
     pub presence: Presence,
-    /// `ok`, or `failed` when it could not be reconciled.
+    /// `ok`; `failed` when it could not be reconciled; `missing_in_target` or
+    /// `extra_in_target` when one side has none of its rows ([`PartitionStatus`]).
     pub status: String,
     /// Why it failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -78,7 +79,25 @@ pub struct Sample {
     pub count: Option<u64>,
     /// Differing columns (MISMATCH).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub diffs: Vec<ColumnDiff>,
+    pub diffs: Vec<SampleDiff>,
+}
+
+/// A differing column of a sample: the values as text, a value longer than
+/// [`VALUE_CHARS`] cut to that many characters with its whole length beside it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SampleDiff {
+    /// The column (target name).
+    pub column: String,
+    /// The source value (`None` = NULL).
+    pub source: Option<String>,
+    /// The target value.
+    pub target: Option<String>,
+    /// The source value's length in characters, when it was cut.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_chars: Option<u64>,
+    /// The target value's length in characters, when it was cut.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_chars: Option<u64>,
 }
 
 /// File names of the report's companions, relative to report.json.
@@ -152,7 +171,9 @@ pub struct RunMeta {
     pub started_at: String,
 }
 
-fn check(limits: &Limits, totals: &Totals) -> Vec<String> {
+/// The finding kinds beyond their limit, each with its reason
+/// (`MISSING_IN_TARGET 3,351 > 0`).
+fn check(limits: &Limits, totals: &Totals) -> Vec<(FindingKind, String)> {
     let kinds = [
         (FindingKind::MissingInTarget, &limits.missing_in_target),
         (FindingKind::ExtraInTarget, &limits.extra_in_target),
@@ -167,7 +188,7 @@ fn check(limits: &Limits, totals: &Totals) -> Vec<String> {
             let found = totals.of(kind);
             limit
                 .exceeded(found, totals.source_rows)
-                .then(|| format!("{kind} {found} > {limit}"))
+                .then(|| (kind, format!("{kind} {} > {limit}", thousands(found))))
         })
         .collect()
 }
@@ -185,6 +206,214 @@ pub fn thousands(n: u64) -> String {
     out
 }
 
+/// `1 partition`, `2 partitions`, with separators.
+pub fn count(n: usize, what: &str) -> String {
+    format!(
+        "{} {what}{}",
+        thousands(n as u64),
+        if n == 1 { "" } else { "s" }
+    )
+}
+
+/// What a partition's line says of it, beyond its counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PartitionStatus {
+    /// Reconciled, rows on both sides (or on neither).
+    Ok,
+    /// Could not be reconciled: see its error.
+    Failed,
+    /// Rows in the source and none in the target (absent, or its files empty).
+    MissingInTarget,
+    /// Rows in the target and none in the source.
+    ExtraInTarget,
+}
+
+impl PartitionStatus {
+    /// The status of a partial's partition.
+    pub fn of(p: &PartialDiff) -> PartitionStatus {
+        let t = &p.totals;
+        if p.error.is_some() {
+            PartitionStatus::Failed
+        } else if t.target_rows == 0 && (t.source_rows > 0 || p.presence == Presence::SourceOnly) {
+            PartitionStatus::MissingInTarget
+        } else if t.source_rows == 0 && (t.target_rows > 0 || p.presence == Presence::TargetOnly) {
+            PartitionStatus::ExtraInTarget
+        } else {
+            PartitionStatus::Ok
+        }
+    }
+
+    /// As written in report.json and the ledger.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            PartitionStatus::Ok => "ok",
+            PartitionStatus::Failed => "failed",
+            PartitionStatus::MissingInTarget => "missing_in_target",
+            PartitionStatus::ExtraInTarget => "extra_in_target",
+        }
+    }
+}
+
+/// Partitions listed by name in the reasons; the rest are counted.
+const PARTITIONS_NAMED: usize = 5;
+
+/// A reason for each partition that is wholly missing or extra in the target
+/// (`dt=2024-01-06 is missing in the target: 33,333 of the 33,522 missing keys`),
+/// the largest first, the rest summed in one line.
+fn whole_partition_reasons(partitions: &[PartitionSummary], totals: &Totals) -> Vec<String> {
+    let mut reasons = Vec::new();
+    for (status, what, all) in [
+        (
+            PartitionStatus::MissingInTarget,
+            "missing",
+            totals.missing_in_target,
+        ),
+        (
+            PartitionStatus::ExtraInTarget,
+            "extra",
+            totals.extra_in_target,
+        ),
+    ] {
+        let of_kind = |p: &PartitionSummary| match status {
+            PartitionStatus::MissingInTarget => p.totals.missing_in_target,
+            _ => p.totals.extra_in_target,
+        };
+        let mut whole: Vec<&PartitionSummary> = partitions
+            .iter()
+            .filter(|p| p.status == status.as_str())
+            .collect();
+        whole.sort_by(|a, b| {
+            of_kind(b)
+                .cmp(&of_kind(a))
+                .then(a.partition.cmp(&b.partition))
+        });
+        let label = |p: &PartitionSummary| {
+            if p.partition.is_empty() {
+                "the table".to_string()
+            } else {
+                p.partition.clone()
+            }
+        };
+        for p in whole.iter().take(PARTITIONS_NAMED) {
+            let (how, side) = match (status, p.presence) {
+                (PartitionStatus::MissingInTarget, Presence::Both) => {
+                    ("has no rows", "in the target")
+                }
+                (PartitionStatus::MissingInTarget, _) => ("is missing", "in the target"),
+                (_, Presence::Both) => ("has no rows", "in the source"),
+                _ => ("is only", "in the target"),
+            };
+            reasons.push(format!(
+                "{} {how} {side}: {} of the {} {what} keys",
+                label(p),
+                thousands(of_kind(p)),
+                thousands(all)
+            ));
+        }
+        if whole.len() > PARTITIONS_NAMED {
+            let rest = &whole[PARTITIONS_NAMED..];
+            reasons.push(format!(
+                "{} more partition{} {}: {} of the {} {what} keys",
+                thousands(rest.len() as u64),
+                if rest.len() == 1 { "" } else { "s" },
+                match status {
+                    PartitionStatus::MissingInTarget => "missing in the target",
+                    _ => "only in the target",
+                },
+                thousands(rest.iter().map(|p| of_kind(p)).sum()),
+                thousands(all)
+            ));
+        }
+    }
+    reasons
+}
+
+/// Characters of a value kept in report.json and report.html; diffs.parquet has it
+/// whole.
+pub const VALUE_CHARS: usize = 1_000;
+
+/// A value cut to [`VALUE_CHARS`], with its length when cut.
+fn bounded(v: &Option<String>) -> (Option<String>, Option<u64>) {
+    match v {
+        Some(s) if s.chars().count() > VALUE_CHARS => (
+            Some(s.chars().take(VALUE_CHARS).collect()),
+            Some(s.chars().count() as u64),
+        ),
+        v => (v.clone(), None),
+    }
+}
+
+/// Samples of every kind spread over the partitions: each partition gives its first
+/// finding of a kind, then each its second, until `limit`; shown by partition and
+/// key (numbers in numeric order).
+fn spread_samples(
+    pair: &PairConfig,
+    partials: &[&PartialDiff],
+    limit: usize,
+) -> BTreeMap<FindingKind, Vec<Sample>> {
+    let mut samples: BTreeMap<FindingKind, Vec<Sample>> = BTreeMap::new();
+    for kind in FindingKind::ALL {
+        let mut of_kind: Vec<_> = partials
+            .iter()
+            .map(|p| (p, p.findings.iter().filter(|f| f.kind == kind)))
+            .collect();
+        let mut taken = Vec::new();
+        while taken.len() < limit {
+            let before = taken.len();
+            for (p, findings) in of_kind.iter_mut() {
+                if taken.len() == limit {
+                    break;
+                }
+                if let Some(f) = findings.next() {
+                    taken.push((*p, f));
+                }
+            }
+            if taken.len() == before {
+                break;
+            }
+        }
+        if taken.is_empty() {
+            continue;
+        }
+        taken.sort_by(|(pa, a), (pb, b)| {
+            pa.partition
+                .cmp(&pb.partition)
+                .then_with(|| crate::partial::compare_keys(&a.key, &b.key))
+        });
+        let list = taken
+            .into_iter()
+            .map(|(p, f)| Sample {
+                partition: p.partition.clone(),
+                key: pair
+                    .key
+                    .iter()
+                    .cloned()
+                    .zip(f.key.iter().map(|v| bounded(v).0))
+                    .collect(),
+                side: f.side,
+                count: f.count,
+                diffs: f
+                    .diffs
+                    .iter()
+                    .map(|d| {
+                        let (source, source_chars) = bounded(&d.source);
+                        let (target, target_chars) = bounded(&d.target);
+                        SampleDiff {
+                            column: d.column.clone(),
+                            source,
+                            target,
+                            source_chars,
+                            target_chars,
+                        }
+                    })
+                    .collect(),
+            })
+            .collect();
+        samples.insert(kind, list);
+    }
+    samples
+}
+
 /// Merge partial diffs into the pair's report.
 pub fn build_report(
     meta: &RunMeta,
@@ -198,39 +427,22 @@ pub fn build_report(
     partials.sort_by(|a, b| a.partition.cmp(&b.partition));
     let mut totals = Totals::default();
     let mut columns: BTreeMap<String, u64> = BTreeMap::new();
-    let mut samples: BTreeMap<FindingKind, Vec<Sample>> = BTreeMap::new();
     let mut partitions = Vec::with_capacity(partials.len());
     for p in partials.iter().copied() {
         totals.add(&p.totals);
         for (c, n) in &p.column_mismatches {
             *columns.entry(c.clone()).or_default() += n;
         }
-        for f in &p.findings {
-            let list = samples.entry(f.kind).or_default();
-            if list.len() < sample_limit {
-                list.push(Sample {
-                    partition: p.partition.clone(),
-                    key: pair
-                        .key
-                        .iter()
-                        .cloned()
-                        .zip(f.key.iter().cloned())
-                        .collect(),
-                    side: f.side,
-                    count: f.count,
-                    diffs: f.diffs.clone(),
-                });
-            }
-        }
         partitions.push(PartitionSummary {
             partition: p.partition.clone(),
             item_id: p.item_id.clone(),
             presence: p.presence,
-            status: if p.error.is_some() { "failed" } else { "ok" }.into(),
+            status: PartitionStatus::of(p).as_str().into(),
             error: p.error.clone(),
             totals: p.totals,
         });
     }
+    let samples = spread_samples(pair, &partials, sample_limit);
     let failed = partitions.iter().filter(|p| p.error.is_some()).count();
     let complete = failed == 0;
     let mut reasons = Vec::new();
@@ -238,8 +450,9 @@ pub fn build_report(
     if !complete {
         status = Status::Fail;
         reasons.push(format!(
-            "incomplete: {failed} of {} partition(s) could not be reconciled",
-            partitions.len()
+            "incomplete: {} of {} could not be reconciled; the counts are of the others",
+            thousands(failed as u64),
+            count(partitions.len(), "partition")
         ));
     }
     if complete && totals.source_rows == 0 && totals.target_rows == 0 {
@@ -248,17 +461,30 @@ pub fn build_report(
         status = Status::Warn;
         reasons.push("both tables are empty: no rows were compared".to_string());
     }
+    // Every limit passed is said, the warn ones under a FAIL too (marked, unless the
+    // fail limit of the same kind already says it).
     let fails = check(&pair.thresholds.fail, &totals);
+    let warns = check(&pair.thresholds.warn, &totals);
     if !fails.is_empty() {
         status = Status::Fail;
-        reasons.extend(fails);
-    } else {
-        let warns = check(&pair.thresholds.warn, &totals);
-        if !warns.is_empty() {
-            status = status.max(Status::Warn);
-            reasons.extend(warns);
-        }
+    } else if !warns.is_empty() {
+        status = status.max(Status::Warn);
     }
+    let failed_kinds: Vec<FindingKind> = fails.iter().map(|(k, _)| *k).collect();
+    reasons.extend(fails.into_iter().map(|(_, r)| r));
+    reasons.extend(
+        warns
+            .into_iter()
+            .filter(|(k, _)| !failed_kinds.contains(k))
+            .map(|(_, r)| {
+                if status == Status::Fail {
+                    format!("{r} (warn limit)")
+                } else {
+                    r
+                }
+            }),
+    );
+    reasons.extend(whole_partition_reasons(&partitions, &totals));
     if schema.drifted() {
         let what = format!("schema drift: {}", schema.describe());
         match pair.thresholds.schema_drift {

@@ -4,8 +4,8 @@
 
 use glue_recon::alert::NotRun;
 use glue_recon::partial::FindingKind;
-use glue_recon::report::thousands;
 use glue_recon::report::{Report, Sample};
+use glue_recon::report::{count, thousands};
 use glue_recon::runner::ReportLocation;
 
 /// Mismatched rows whose values are shown.
@@ -15,23 +15,15 @@ const KEYS_SHOWN: usize = 3;
 /// Characters of a value shown (the report has more, diffs.parquet all).
 const VALUE_CHARS: usize = 40;
 
-/// `1 partition`, `2 partitions`.
-pub fn count(n: usize, what: &str) -> String {
-    format!(
-        "{} {what}{}",
-        thousands(n as u64),
-        if n == 1 { "" } else { "s" }
-    )
-}
-
 /// A value as the terminal shows it: NULL bare, text quoted (so '' is visibly not
-/// NULL), long text cut.
-fn shown(v: &Option<String>) -> String {
+/// NULL), long text cut; `chars` is the whole length of a value the report cut.
+fn shown(v: &Option<String>, chars: Option<u64>) -> String {
     match v {
         None => "NULL".into(),
-        Some(s) if s.chars().count() > VALUE_CHARS => {
+        Some(s) if chars.is_some() || s.chars().count() > VALUE_CHARS => {
             let cut: String = s.chars().take(VALUE_CHARS).collect();
-            format!("'{cut}...' ({} chars)", s.chars().count())
+            let whole = chars.unwrap_or(s.chars().count() as u64);
+            format!("'{cut}...' ({} chars)", thousands(whole))
         }
         Some(s) => format!("'{s}'"),
     }
@@ -53,19 +45,24 @@ fn key_text(s: &Sample) -> String {
 /// Print the verdict, the counts, what differs and where the report is.
 pub fn print(r: &Report, loc: &ReportLocation) {
     let t = &r.totals;
-    let rows = |n: u64, read: bool| {
-        if read { thousands(n) } else { "?".to_string() }
+    // An incomplete run's counts are of the partitions it reconciled, and say so.
+    let failed = r.partitions.iter().filter(|p| p.error.is_some()).count();
+    let of = if failed == 0 {
+        count(r.partitions.len(), "partition")
+    } else {
+        format!(
+            "in {} of {} reconciled",
+            thousands((r.partitions.len() - failed) as u64),
+            count(r.partitions.len(), "partition")
+        )
     };
-    // An incomplete run read only some partitions: its counts are of those.
-    let read_any = r.partitions.iter().any(|p| p.error.is_none());
     out!(
-        "{} {}{}  ({} source rows, {} target rows, {})",
+        "{} {}{}  ({} source rows, {} target rows, {of})",
         r.status,
         r.pair,
         if r.complete { "" } else { " INCOMPLETE" },
-        rows(t.source_rows, read_any || r.complete),
-        rows(t.target_rows, read_any || r.complete),
-        count(r.partitions.len(), "partition")
+        thousands(t.source_rows),
+        thousands(t.target_rows),
     );
     for reason in &r.reasons {
         out!("  - {reason}");
@@ -102,7 +99,14 @@ pub fn print(r: &Report, loc: &ReportLocation) {
                 let diffs: Vec<String> = s
                     .diffs
                     .iter()
-                    .map(|d| format!("{} {} -> {}", d.column, shown(&d.source), shown(&d.target)))
+                    .map(|d| {
+                        format!(
+                            "{} {} -> {}",
+                            d.column,
+                            shown(&d.source, d.source_chars),
+                            shown(&d.target, d.target_chars)
+                        )
+                    })
                     .collect();
                 out!("    {}: {}", key_text(s), diffs.join("; "));
             }
@@ -111,8 +115,7 @@ pub fn print(r: &Report, loc: &ReportLocation) {
             out!("  {} e.g. {}", kind.as_str(), keys.join("; "));
         }
     }
-    let failed: Vec<_> = r.partitions.iter().filter(|p| p.error.is_some()).collect();
-    for p in &failed {
+    for p in r.partitions.iter().filter(|p| p.error.is_some()) {
         if let Some(e) = &p.error {
             out!("  partition {} not reconciled: {}", p.partition, e.message);
         }
@@ -156,10 +159,11 @@ mod tests {
 
     #[test]
     fn empty_text_is_not_null() {
-        assert_eq!(shown(&None), "NULL");
-        assert_eq!(shown(&Some(String::new())), "''");
-        assert_eq!(shown(&Some("NULL".into())), "'NULL'");
-        assert!(shown(&Some("x".repeat(5_000_000))).len() < 100);
+        assert_eq!(shown(&None, None), "NULL");
+        assert_eq!(shown(&Some(String::new()), None), "''");
+        assert_eq!(shown(&Some("NULL".into()), None), "'NULL'");
+        assert!(shown(&Some("x".repeat(5_000_000)), None).len() < 100);
+        assert!(shown(&Some("x".repeat(1_000)), Some(5_000_000)).ends_with("(5,000,000 chars)"));
     }
 
     #[test]

@@ -7,6 +7,7 @@ mod file_layouts;
 mod findings;
 mod fixtures;
 mod hash_vectors;
+mod headline;
 mod keys;
 mod large;
 mod masking;
