@@ -13,7 +13,7 @@ ARCH ?= arm64
 FUNCTIONS := -p recon-trigger -p recon-lookup -p recon-hash -p recon-merge
 SAM_CONFIG := infra/samconfig.toml
 
-.PHONY: help setup pip-lock release build validate deploy demo test e2e infra-check lint fmt bench bench-check moto-start moto-stop clean distclean
+.PHONY: help setup pip-lock release build validate deploy demo screenshots test e2e infra-check lint fmt bench bench-check moto-start moto-stop clean distclean
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) \
@@ -44,18 +44,11 @@ deploy: setup ## sam build + sam deploy (--guided the first time); ARCH must mat
 	  sam deploy --guided --config-file $(CURDIR)/$(SAM_CONFIG); \
 	fi
 
-demo: release ## Reconcile sample data twice (a clean day, then a day with planted problems) and build the dashboard
-	rm -rf demo-data/reports
-	$(BIN) sample-data --out demo-data --clean
-	@$(BIN) run --config demo-data/recon.toml --out demo-data/reports \
-	  || { rc=$$?; echo "demo: glue-recon could not run the clean day (exit $$rc)" >&2; exit $$rc; }
-	@sleep 1 # run ids and ledger order have one-second resolution
-	$(BIN) sample-data --out demo-data
-	@rc=0; $(BIN) run --config demo-data/recon.toml --out demo-data/reports || rc=$$?; \
-	  if [ $$rc -gt 1 ]; then echo "demo: glue-recon could not run (exit $$rc)" >&2; exit $$rc; fi; \
-	  echo "demo: exit code $$rc ($$( [ $$rc = 0 ] && echo PASS/WARN || echo 'FAIL, as planted'))"; \
-	  echo "demo: HTML reports:"; ls -t demo-data/reports/*/*/report.html | head -n 2 | sed 's/^/  /'; \
-	  echo "demo: dashboard: file://$(CURDIR)/demo-data/reports/dashboard/index.html"
+demo: release ## Five days of three pairs on sample data (a history for the dashboard), the last with planted problems
+	@BIN=$(BIN) scripts/demo.sh
+
+screenshots: setup ## docs/dashboard.png and docs/report.png from what `make demo` wrote (headless Chromium)
+	@scripts/screenshots.sh
 
 test: setup ## Run every test: cargo test (against moto), infra checks, the end-to-end run, lint
 	scripts/test.sh

@@ -11,6 +11,7 @@
 //! Links are relative to the dashboard folder, so the pages work from a local folder
 //! opened in a browser and from S3; no script, no external asset.
 
+use crate::report::thousands;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
@@ -178,11 +179,11 @@ fn foot(h: &mut String, data: &DashboardData) {
     }
     let _ = write!(
         h,
-        "<footer><p class=\"muted\">Generated {} by glue-recon {} from the ledger ({} pair runs) and {} resolution(s).</p></footer></body></html>",
+        "<footer><p class=\"muted\">Generated {} by glue-recon {} from the ledger ({}) and {}.</p></footer></body></html>",
         crate::report::now_rfc3339(),
         crate::ENGINE_VERSION,
-        data.runs.len(),
-        data.resolutions.len()
+        crate::report::count(data.runs.len(), "pair run"),
+        crate::report::count(data.resolutions.len(), "resolution")
     );
 }
 
@@ -208,8 +209,9 @@ pub fn render_index(data: &DashboardData, dir: &str) -> String {
     let total: u64 = open.iter().map(|o| o.open).sum();
     let _ = write!(
         h,
-        "<h1>Are we clean right now?</h1><div id=\"open-counter\" class=\"counter {}\" data-open=\"{total}\"><div class=\"num\">{total}</div><div>open finding{} across {} pair{}</div></div>",
+        "<h1>Are we clean right now?</h1><div id=\"open-counter\" class=\"counter {}\" data-open=\"{total}\"><div class=\"num\">{}</div><div>open finding{} across {} pair{}</div></div>",
         if total == 0 { "zero" } else { "open" },
+        thousands(total),
         if total == 1 { "" } else { "s" },
         open.len(),
         if open.len() == 1 { "" } else { "s" }
@@ -241,8 +243,8 @@ pub fn render_index(data: &DashboardData, dir: &str) -> String {
             link = pair_link(r, dir, "report.html"),
             run = esc(&r.run_id),
             time = esc(&r.run_time),
-            open = o.open,
-            res = o.resolved,
+            open = thousands(o.open),
+            res = thousands(o.resolved),
             drift = r.drift.as_deref().map(esc).unwrap_or_default()
         );
     }
@@ -290,7 +292,7 @@ pub fn render_index(data: &DashboardData, dir: &str) -> String {
                         .as_deref()
                         .map(|t| format!(" · {}", esc(t)))
                         .unwrap_or_default(),
-                    n = shown(r)
+                    n = thousands(shown(r))
                 );
             }
             h.push_str("</td>");
@@ -322,7 +324,8 @@ fn trend_svg(runs: &[&LedgerRun], dir: &str) -> String {
         };
         let _ = write!(
             s,
-            "<a href=\"{link}\"><rect class=\"{cls}\" x=\"{x}\" y=\"{y}\" width=\"{bw}\" height=\"{bar}\"><title>{time} {st}: {n} finding(s)</title></rect></a>",
+            "<a href=\"{link}\"><rect class=\"{cls}\" x=\"{x}\" y=\"{y}\" width=\"{bw}\" height=\"{bar}\"><title>{time} {st}: {findings}</title></rect></a>",
+            findings = crate::report::count(n as usize, "finding"),
             link = pair_link(r, dir, "report.html"),
             cls = if n == 0 { "clean" } else { "dirty" },
             x = i * w + 1,
@@ -359,8 +362,8 @@ pub fn render_engineer(data: &DashboardData, dir: &str) -> String {
             "<section id=\"pair-{p}\"><h2>{p} <span class=\"verdict {st}\" style=\"font-size:1rem;padding:.1rem .5rem\">{st}</span></h2><p>{open} open, {res} resolved in the latest run <a href=\"{rep}\">report</a> · <a href=\"{diffs}\">diffs.parquet</a>{drift}</p>",
             p = esc(pair),
             st = esc(&latest.status),
-            open = o.open,
-            res = o.resolved,
+            open = thousands(o.open),
+            res = thousands(o.resolved),
             rep = pair_link(latest, dir, "report.html"),
             diffs = pair_link(latest, dir, "diffs.parquet"),
             drift = latest
@@ -387,15 +390,19 @@ pub fn render_engineer(data: &DashboardData, dir: &str) -> String {
                 } else {
                     &p.partition
                 }),
-                if p.failed() { " class=\"bad\"" } else { "" },
-                esc(&p.partition_status),
-                p.source_rows,
-                p.target_rows,
-                p.missing_in_target,
-                p.extra_in_target,
-                p.mismatch,
-                p.duplicate_key,
-                p.null_key,
+                if p.partition_status != "ok" {
+                    " class=\"bad\""
+                } else {
+                    ""
+                },
+                esc(&p.partition_status.replace('_', " ")),
+                thousands(p.source_rows),
+                thousands(p.target_rows),
+                thousands(p.missing_in_target),
+                thousands(p.extra_in_target),
+                thousands(p.mismatch),
+                thousands(p.duplicate_key),
+                thousands(p.null_key),
                 if p.findings() == 0 && !p.failed() {
                     ""
                 } else if resolved {

@@ -55,17 +55,20 @@ impl DriftCheck {
     pub fn delta(&self) -> String {
         let left_out = match self.left_out_runs {
             0 => String::new(),
-            n => format!("; {n} drifted or incomplete run(s) left out"),
+            n => format!(
+                "; {} left out (drifted or incomplete)",
+                crate::report::count(n, "run")
+            ),
         };
         if self.baseline_runs == 0 {
             return format!("no baseline yet{left_out}");
         }
         format!(
-            "finding rate {:.3}% vs baseline {:.3}% ({:+.3} pp) over {} run(s), {} clean{left_out}",
+            "finding rate {:.3}% vs baseline {:.3}% ({:+.3} pp) over {}, {} clean{left_out}",
             self.finding_rate,
             self.baseline_finding_rate,
             self.finding_rate - self.baseline_finding_rate,
-            self.baseline_runs,
+            crate::report::count(self.baseline_runs, "run"),
             self.baseline_clean_runs
         )
     }
@@ -143,8 +146,9 @@ pub fn check(
     }
     if d.baseline_clean_runs == baseline.len() && !clean_now {
         d.reasons.push(format!(
-            "clean for the last {} run(s), now {findings} finding(s){}",
-            baseline.len(),
+            "clean for the last {}, now {}{}",
+            crate::report::count(baseline.len(), "run"),
+            crate::report::count(findings as usize, "finding"),
             if report.complete {
                 ""
             } else {
@@ -166,11 +170,12 @@ pub fn check(
     };
     if rate_band {
         d.reasons.push(format!(
-            "finding rate {:.3}% vs baseline {:.3}% ({:+.3} pp, band {band}); findings {findings} vs {:.1}",
+            "finding rate {:.3}% vs baseline {:.3}% ({:+.3} pp, band {band}); findings {} vs {}",
             rate,
             d.baseline_finding_rate,
             rate - d.baseline_finding_rate,
-            d.baseline_findings
+            crate::report::thousands(findings),
+            crate::report::thousands(d.baseline_findings.round() as u64)
         ));
     }
     for (side, base, now) in [
@@ -184,7 +189,9 @@ pub fn check(
                 (now as f64 - base) * 100.0 / base
             };
             d.reasons.push(format!(
-                "{side} rows {now} vs baseline {base:.0} ({pct:+.2}%, band {band})"
+                "{side} rows {} vs baseline {} ({pct:+.2}%, band {band})",
+                crate::report::thousands(now),
+                crate::report::thousands(base.round() as u64)
             ));
         }
     }

@@ -227,7 +227,7 @@ pub fn render_report(r: &Report) -> String {
         let _ = write!(
             h,
             "<h3 id=\"{kind}\">{kind} ({})</h3><table><tr><th>partition</th>",
-            r.totals.of(kind)
+            crate::report::thousands(r.totals.of(kind))
         );
         for k in &r.key {
             let _ = write!(h, "<th>{}</th>", esc(k));

@@ -535,15 +535,21 @@ pub fn build_report(
 
 /// The current time as RFC 3339 (UTC, seconds).
 pub fn now_rfc3339() -> String {
-    chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string()
+    rfc3339(chrono::Utc::now())
 }
 
 /// A new run id: UTC time plus a random suffix, sortable by time.
 pub fn new_run_id() -> String {
+    run_id_at(chrono::Utc::now())
+}
+
+/// The run id of a run started at `at`: its time plus a random suffix.
+pub fn run_id_at(at: chrono::DateTime<chrono::Utc>) -> String {
     use sha2::{Digest, Sha256};
     let now = chrono::Utc::now();
     let seed = format!(
-        "{}-{}-{:?}",
+        "{}-{}-{}-{:?}",
+        at.timestamp_nanos_opt().unwrap_or(0),
         now.timestamp_nanos_opt().unwrap_or(0),
         std::process::id(),
         std::thread::current().id()
@@ -551,12 +557,17 @@ pub fn new_run_id() -> String {
     let d = Sha256::digest(seed.as_bytes());
     format!(
         "{}-{:02x}{:02x}{:02x}{:02x}",
-        now.format("%Y%m%dT%H%M%SZ"),
+        at.format("%Y%m%dT%H%M%SZ"),
         d[0],
         d[1],
         d[2],
         d[3]
     )
+}
+
+/// A time as reports write it: RFC 3339, UTC, seconds.
+pub fn rfc3339(at: chrono::DateTime<chrono::Utc>) -> String {
+    at.format("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
 /// A report of pair `p` (key `id`, run `now`) over one partition of 1000 rows a side

@@ -49,6 +49,8 @@ pub struct RunOptions {
     pub progress: Arc<dyn Progress>,
     /// Run id.
     pub run_id: String,
+    /// The start time to record instead of now (RFC 3339), set by [`RunOptions::as_of`].
+    pub as_of: Option<String>,
     /// What triggered the run.
     pub trigger: String,
     /// Restrict to these partition labels (`dt=2024-01-01`), when set.
@@ -61,6 +63,18 @@ pub struct RunOptions {
 }
 
 impl RunOptions {
+    /// Record the run as started at `at` (replaying a missed day, a demo's history):
+    /// its run id and start time are `at`'s.
+    pub fn as_of(&mut self, at: chrono::DateTime<chrono::Utc>) {
+        self.run_id = crate::report::run_id_at(at);
+        self.as_of = Some(crate::report::rfc3339(at));
+    }
+
+    /// When a pair run starts: now, or the time of [`RunOptions::as_of`].
+    pub fn started_at(&self) -> String {
+        self.as_of.clone().unwrap_or_else(now_rfc3339)
+    }
+
     /// Defaults for a local run: local storage, all cores, no progress output.
     pub fn local() -> Self {
         let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
@@ -71,6 +85,7 @@ impl RunOptions {
             item_concurrency: cores.max(2),
             progress: Arc::new(NoProgress),
             run_id: new_run_id(),
+            as_of: None,
             trigger: "on-demand".into(),
             partitions: None,
             retain: MemoryBudget::for_batches(),
@@ -260,7 +275,7 @@ pub async fn run_pair_full(
     let meta = RunMeta {
         run_id: opts.run_id.clone(),
         trigger: opts.trigger.clone(),
-        started_at: now_rfc3339(),
+        started_at: opts.started_at(),
     };
     let prepared = prepare_pair(pair, opts).await?;
     opts.progress

@@ -168,6 +168,30 @@ struct OutputArgs {
     /// config's `defaults.sns_topic`).
     #[arg(long)]
     sns_topic: Option<String>,
+    /// Record the run as started at this past time (`2026-12-01T06:00:00Z`, or a day
+    /// `2026-12-01` for its midnight UTC): its run id, ledger date and drift baseline
+    /// are that time's. To replay a missed day, or to build a demo's history.
+    #[arg(long, value_name = "TIME", value_parser = past_time)]
+    as_of: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+/// A time in RFC 3339, or a day, not in the future.
+fn past_time(s: &str) -> Result<chrono::DateTime<chrono::Utc>, String> {
+    let at = chrono::DateTime::parse_from_rfc3339(s)
+        .map(|t| t.with_timezone(&chrono::Utc))
+        .or_else(|_| {
+            chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d")
+                .map(|d| d.and_time(chrono::NaiveTime::MIN).and_utc())
+        })
+        .map_err(|_| {
+            format!("`{s}` is not a time: write it as 2026-12-01T06:00:00Z or 2026-12-01")
+        })?;
+    if at > chrono::Utc::now() {
+        return Err(format!(
+            "`{s}` is in the future: --as-of records a run as started at a past time"
+        ));
+    }
+    Ok(at)
 }
 
 /// A count of 1 or more.

@@ -9,7 +9,7 @@ use glue_recon::budget::MemoryBudget;
 use glue_recon::config::{Config, PairConfig};
 use glue_recon::history::{History, apply_drift, load_history, write_athena_manifest};
 use glue_recon::ledger::{LedgerRow, not_run_row, rows_of, write_run_rows};
-use glue_recon::report::{Report, RunMeta, Status, now_rfc3339};
+use glue_recon::report::{Report, RunMeta, Status};
 use glue_recon::run_marker::RunMarker;
 use glue_recon::runner::{
     ReportLocation, RunOptions, check_writable, run_pair_full, write_not_run, write_report,
@@ -118,6 +118,9 @@ pub async fn run_pairs(
     if let Some(p) = output.parallelism {
         opts.parallelism = p;
     }
+    if let Some(at) = output.as_of {
+        opts.as_of(at);
+    }
     opts.index = MemoryBudget::new(output.index_memory << 20);
     opts.progress = Arc::new(bar.clone());
     if !partitions.is_empty() {
@@ -144,7 +147,7 @@ pub async fn run_pairs(
     let meta = RunMeta {
         run_id: opts.run_id.clone(),
         trigger: opts.trigger.clone(),
-        started_at: now_rfc3339(),
+        started_at: opts.started_at(),
     };
     let marker = RunMarker {
         run_id: meta.run_id.clone(),

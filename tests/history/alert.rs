@@ -25,7 +25,7 @@ fn the_terminal_summary_is_actionable_and_said_once() {
     let text = String::from_utf8_lossy(&o.stdout);
     let alpha = &text[text.find("FAIL alpha").expect("alpha's verdict first")..];
     assert!(
-        alpha.contains("  - DRIFT: clean for the last 1 run(s)"),
+        alpha.contains("  - DRIFT: clean for the last 1 run,"),
         "{text}"
     );
     // Athena reads only S3: a local run's offending keys come with a query of its

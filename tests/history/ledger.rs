@@ -157,7 +157,7 @@ async fn ledger_resolution_and_drift_over_changing_data() {
     assert!(ad.detected, "{ad:?}");
     assert_eq!(ad.baseline_runs, 2);
     assert!(
-        ad.reasons[0].contains("clean for the last 2 run(s)"),
+        ad.reasons[0].contains("clean for the last 2 runs"),
         "{ad:?}"
     );
     assert!(alpha.reasons.iter().any(|r| r.starts_with("DRIFT:")));

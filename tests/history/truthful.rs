@@ -541,3 +541,53 @@ fn ctrl_c_records_the_run_and_a_killed_run_is_shown_as_not_wholly_recorded() {
         "the dashboard lists it"
     );
 }
+
+#[test]
+fn a_run_as_of_a_past_day_is_recorded_on_that_day_and_a_future_one_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    sample(&dir.join("data"), 8, 0.0);
+    let config = orders_config(dir, "");
+    let as_of = |at: &str| {
+        bin()
+            .args(["run", "--json", "--as-of", at, "--config"])
+            .arg(&config)
+            .output()
+            .unwrap()
+    };
+    for (at, recorded) in [
+        ("2026-11-02T06:30:00Z", "2026-11-02T06:30:00Z"),
+        ("2026-11-03", "2026-11-03T00:00:00Z"),
+    ] {
+        let o = as_of(at);
+        let (stdout, stderr) = text(&o);
+        assert_eq!(o.status.code(), Some(0), "{stdout}\n{stderr}");
+        let report: Report = serde_json::from_str(&stdout).unwrap();
+        assert_eq!(report.started_at, recorded);
+        let stamp: String = recorded
+            .chars()
+            .filter(|c| *c != '-' && *c != ':')
+            .collect();
+        assert!(report.run_id.starts_with(&stamp), "{}", report.run_id);
+        let ledger = dir
+            .join("reports/ledger")
+            .join(format!("run_date={}", &recorded[..10]))
+            .join(format!("{}.parquet", report.run_id));
+        assert!(ledger.is_file(), "no {}", ledger.display());
+    }
+    // The dashboard has both days.
+    let html = std::fs::read_to_string(dir.join("reports/dashboard/index.html")).unwrap();
+    assert!(html.contains("data-date=\"2026-11-02\""), "{html}");
+    assert!(html.contains("data-date=\"2026-11-03\""), "{html}");
+
+    for (at, says) in [
+        ("2999-01-01T00:00:00Z", "is in the future"),
+        ("yesterday", "is not a time"),
+    ] {
+        let o = as_of(at);
+        let (stdout, stderr) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{stdout}\n{stderr}");
+        assert!(stderr.contains(says), "{stderr}");
+        assert!(stderr.contains("--as-of"), "{stderr}");
+    }
+}
