@@ -244,3 +244,32 @@ async fn a_pair_that_cannot_run_alerts_sns_as_error() {
     assert_eq!(m["MessageAttributes"]["status"]["Value"], "ERROR");
     assert_eq!(m["MessageAttributes"]["pair"]["Value"], "orders");
 }
+
+/// An `--out` on S3 that cannot be written (its bucket does not exist) fails before
+/// any table is read, naming the report root: the tables here do not exist either,
+/// and a run that read them first would say that instead.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unwritable_s3_out_fails_before_any_table_is_read() {
+    let conf = moto::sdk_config().await;
+    let bucket = moto::unique("gr-cli-data");
+    moto::bucket(&moto::s3(&conf), &bucket).await;
+    let out = format!("s3://{}/reports", moto::unique("gr-cli-no-such-bucket"));
+    let o = Command::new(env!("CARGO_BIN_EXE_glue-recon"))
+        .args([
+            "diff",
+            &format!("s3://{bucket}/gone/"),
+            &format!("s3://{bucket}/also-gone/"),
+        ])
+        .args(["--key", "id", "--out", &out])
+        .envs(moto::child_env())
+        .output()
+        .expect("run glue-recon");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!("could not write {out}")),
+        "{stderr}"
+    );
+    assert!(stderr.contains("choose another --out"), "{stderr}");
+    assert!(!stderr.contains("table not found"), "{stderr}");
+}
