@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::plan::Side;
-use crate::table::Presence;
+use crate::table::{ItemRef, Presence};
 
 /// Version of the partial-diff schema.
 pub const PARTIAL_SCHEMA_VERSION: u32 = 1;
@@ -214,12 +214,13 @@ pub struct PartialDiff {
 
 impl PartialDiff {
     /// The partial of an item before anything is counted.
-    pub fn empty(item: &crate::table::WorkItem) -> PartialDiff {
+    pub fn empty(item: impl Into<ItemRef>) -> PartialDiff {
+        let item: ItemRef = item.into();
         PartialDiff {
             schema_version: PARTIAL_SCHEMA_VERSION,
-            pair: item.pair.clone(),
-            item_id: item.item_id.clone(),
-            partition: item.partition.clone(),
+            pair: item.pair,
+            item_id: item.item_id,
+            partition: item.partition,
             presence: item.presence,
             error: None,
             totals: Totals::default(),
@@ -229,7 +230,7 @@ impl PartialDiff {
     }
 
     /// The partial of an item that could not be reconciled: reported, never dropped.
-    pub fn failed(item: &crate::table::WorkItem, error_type: &str, message: String) -> PartialDiff {
+    pub fn failed(item: impl Into<ItemRef>, error_type: &str, message: String) -> PartialDiff {
         PartialDiff {
             error: Some(ItemError {
                 error_type: error_type.to_string(),

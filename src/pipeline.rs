@@ -9,7 +9,8 @@
 //!
 //! ```text
 //! s3://BUCKET/runs/<run_id>/plans/<pair>.json       the pair's compare plan (PairPlan)
-//! s3://BUCKET/runs/<run_id>/manifest.json           JSON array of ManifestItem
+//! s3://BUCKET/runs/<run_id>/items/<item_id>.json    one WorkItem (its file lists)
+//! s3://BUCKET/runs/<run_id>/manifest.json           JSON array of ManifestItem (ids only)
 //! s3://BUCKET/runs/<run_id>/partials/<item_id>.json one PartialDiff per item
 //! s3://BUCKET/reports/<pair>/<run_id>/              report.json, report.html, diffs.parquet
 //! ```
@@ -18,6 +19,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use bytes::Bytes;
+use futures::{StreamExt, TryStreamExt};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
@@ -32,7 +34,7 @@ use crate::report::{Report, RunMeta, Status, build_report, new_run_id, now_rfc33
 use crate::runner::{Catalog, PairRun, ReportLocation, RunOptions, prepare_pair, write_report};
 use crate::scan::NoProgress;
 use crate::storage::Storage;
-use crate::table::WorkItem;
+use crate::table::{ItemRef, WorkItem};
 
 /// The largest event a step accepts (the Step Functions payload limit).
 pub const MAX_REQUEST_BYTES: usize = 256 * 1024;
@@ -42,6 +44,10 @@ pub const PLAN_SCHEMA_VERSION: u32 = 1;
 pub const EXECUTION_NAME_MAX: usize = 80;
 /// The `detail-type` of the EventBridge events of Glue job runs.
 pub const GLUE_JOB_STATE_CHANGE: &str = "Glue Job State Change";
+/// Item objects a lookup writes at once.
+const ITEM_PUTS_IN_FLIGHT: usize = 32;
+/// Partials a merge reads at once.
+const PARTIAL_GETS_IN_FLIGHT: usize = 16;
 
 /// An on-demand request: which pairs (none = all) and, per pair, which partitions
 /// (none = all). `{"pairs": ["orders"], "partitions": {"orders": ["dt=2024-01-01"]}}`
@@ -164,15 +170,17 @@ pub struct PairPlan {
     pub plan: ComparePlan,
 }
 
-/// One manifest item: a [`WorkItem`] (the files of one partition on each side)
-/// and its run. The plan is at `runs/<run_id>/plans/<pair>.json`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// One manifest item, the input of one hash step: the ids of a work item and its
+/// run, a few hundred bytes whatever the partition's size. The [`WorkItem`] (the
+/// files of the partition on each side) is at `runs/<run_id>/items/<item_id>.json`
+/// and the plan at `runs/<run_id>/plans/<pair>.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ManifestItem {
     /// The run id.
     pub run_id: String,
-    /// The work.
+    /// The item.
     #[serde(flatten)]
-    pub item: WorkItem,
+    pub item: ItemRef,
 }
 
 /// The hash result.
@@ -283,6 +291,11 @@ fn check_segment(what: &str, value: &str) -> Result<()> {
 /// `runs/<run_id>/manifest.json`.
 pub fn manifest_key(run_id: &str) -> String {
     format!("runs/{run_id}/manifest.json")
+}
+
+/// `runs/<run_id>/items/<item_id>.json`.
+pub fn item_key(run_id: &str, item_id: &str) -> String {
+    format!("runs/{run_id}/items/{item_id}.json")
 }
 
 /// `runs/<run_id>/plans/<pair>.json`.
@@ -429,7 +442,7 @@ impl Pipeline {
         };
         let run_id = new_run_id();
         let started_at = now_rfc3339();
-        let mut manifest = Vec::new();
+        let mut items: Vec<WorkItem> = Vec::new();
         for pair in &pairs {
             let mut opts = RunOptions::local();
             opts.storage = self.storage.clone();
@@ -447,12 +460,24 @@ impl Pipeline {
                 plan: prepared.plan,
             };
             self.put_json(&plan_key(&run_id, &pair.name), &plan).await?;
-            manifest.extend(prepared.items.into_iter().map(|item| ManifestItem {
-                run_id: run_id.clone(),
-                item,
-            }));
+            items.extend(prepared.items);
         }
-        // The manifest last: when it exists, every plan it refers to does too.
+        futures::stream::iter(&items)
+            .map(|item| {
+                let key = item_key(&run_id, &item.item_id);
+                async move { self.put_json(&key, item).await }
+            })
+            .buffer_unordered(ITEM_PUTS_IN_FLIGHT)
+            .try_collect::<Vec<String>>()
+            .await?;
+        let manifest: Vec<ManifestItem> = items
+            .iter()
+            .map(|item| ManifestItem {
+                run_id: run_id.clone(),
+                item: item.into(),
+            })
+            .collect();
+        // The manifest last: when it exists, every plan and item it refers to does too.
         let key = manifest_key(&run_id);
         self.put_json(&key, &manifest).await?;
         tracing::info!(%run_id, items = manifest.len(), %trigger, "manifest written");
@@ -466,9 +491,31 @@ impl Pipeline {
         })
     }
 
-    /// Reconcile one manifest item and write its partial diff (also when the
-    /// partition could not be read: the partial then records why).
+    /// Read a manifest item's [`WorkItem`], refusing one whose ids differ from the
+    /// manifest's (a manifest and items of different runs or lookups).
+    async fn read_item(&self, item: &ManifestItem) -> Result<WorkItem> {
+        let key = item_key(&item.run_id, &item.item.item_id);
+        let work: WorkItem = self.get_json(&key, "work item").await?;
+        if ItemRef::from(&work) != item.item {
+            return Err(ReconError::InvalidInput(format!(
+                "{} is item `{}` of pair `{}`, partition `{}`, but the manifest names item `{}` of pair `{}`, partition `{}`; re-run the lookup",
+                self.uri(&key),
+                work.item_id,
+                work.pair,
+                work.partition,
+                item.item.item_id,
+                item.item.pair,
+                item.item.partition
+            )));
+        }
+        Ok(work)
+    }
+
+    /// Reconcile one manifest item (its work item read from S3) and write its
+    /// partial diff (also when the partition could not be read: the partial then
+    /// records why).
     pub async fn hash(&self, item: &ManifestItem) -> Result<HashOutput> {
+        let work = self.read_item(item).await?;
         let plan = self.read_plan(&item.run_id, &item.item.pair).await?;
         let runner = ItemRunner {
             storage: self.storage.clone(),
@@ -479,7 +526,7 @@ impl Pipeline {
             index: self.index.clone(),
             turns: Default::default(),
         };
-        let partial = runner.run(&item.item).await;
+        let partial = runner.run(&work).await;
         let key = partial_key(&item.run_id, &item.item.item_id);
         self.put_json(&key, &partial).await?;
         Ok(HashOutput {
@@ -489,6 +536,22 @@ impl Pipeline {
             counts: partial.totals,
             error: partial.error,
         })
+    }
+
+    /// An item's partial, or when `present` (the partials listed) lacks it, the
+    /// partial of a partition that was not reconciled.
+    async fn read_partial(
+        &self,
+        run_id: &str,
+        item: &ItemRef,
+        present: &BTreeSet<String>,
+    ) -> Result<PartialDiff> {
+        let uri = self.uri(&partial_key(run_id, &item.item_id));
+        if !present.contains(&uri) {
+            return Ok(missing_partial(item, &uri));
+        }
+        let bytes = self.storage.for_uri(&uri)?.get(&uri).await?;
+        PartialDiff::from_json(&bytes, &uri)
     }
 
     /// Read the manifest and every partial, write each pair's report, and build
@@ -533,16 +596,11 @@ impl Pipeline {
         let mut written: Vec<(Report, ReportLocation)> = Vec::new();
         for (pair, items) in by_pair {
             let plan = self.read_plan(&input.run_id, pair).await?;
-            let mut partials = Vec::with_capacity(items.len());
-            for item in items {
-                let uri = self.uri(&partial_key(&input.run_id, &item.item.item_id));
-                if present.contains(&uri) {
-                    let bytes = self.storage.for_uri(&uri)?.get(&uri).await?;
-                    partials.push(PartialDiff::from_json(&bytes, &uri)?);
-                } else {
-                    partials.push(missing_partial(&item.item, &uri));
-                }
-            }
+            let partials: Vec<PartialDiff> = futures::stream::iter(items)
+                .map(|item| self.read_partial(&input.run_id, &item.item, &present))
+                .buffered(PARTIAL_GETS_IN_FLIGHT)
+                .try_collect()
+                .await?;
             let meta = RunMeta {
                 run_id: plan.run_id.clone(),
                 trigger: plan.trigger.clone(),
@@ -606,9 +664,9 @@ impl Pipeline {
 }
 
 /// The partial of an item whose hash step left nothing behind.
-fn missing_partial(item: &WorkItem, uri: &str) -> PartialDiff {
+fn missing_partial(item: &ItemRef, uri: &str) -> PartialDiff {
     PartialDiff::failed(
-        item,
+        item.clone(),
         "MissingPartial",
         format!(
             "no partial diff at {uri}: the hash step of this partition failed or did not finish"
@@ -656,8 +714,13 @@ mod tests {
         round_trip::<LookupOutput>(include_str!("../functions/lookup/fixtures/output.json"));
         round_trip::<LookupOutput>(include_str!("../functions/merge/fixtures/input.json"));
         let item = parse_item(json(include_str!("../functions/hash/fixtures/input.json"))).unwrap();
-        assert_eq!(item.item.target.len(), 2);
+        assert_eq!(item.item.presence, crate::table::Presence::Both);
         round_trip::<ManifestItem>(include_str!("../functions/hash/fixtures/input.json"));
+        round_trip::<WorkItem>(include_str!("../functions/hash/fixtures/item.json"));
+        let work: WorkItem =
+            serde_json::from_str(include_str!("../functions/hash/fixtures/item.json")).unwrap();
+        assert_eq!(ItemRef::from(&work), item.item);
+        assert_eq!(work.target.len(), 2);
         round_trip::<HashOutput>(include_str!("../functions/hash/fixtures/output.json"));
         round_trip::<MergeOutput>(include_str!("../functions/merge/fixtures/output.json"));
         round_trip::<TriggerOutput>(include_str!("../functions/trigger/fixtures/output.json"));

@@ -303,6 +303,31 @@ impl std::fmt::Display for Presence {
     }
 }
 
+/// What names a work item without its files: the manifest's element, and all a
+/// merge needs to report an item whose partial is missing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ItemRef {
+    /// Stable id of the item within its pair.
+    pub item_id: String,
+    /// The pair name.
+    pub pair: String,
+    /// Human label of the partition.
+    pub partition: String,
+    /// Which sides have it.
+    pub presence: Presence,
+}
+
+impl From<&WorkItem> for ItemRef {
+    fn from(item: &WorkItem) -> Self {
+        ItemRef {
+            item_id: item.item_id.clone(),
+            pair: item.pair.clone(),
+            partition: item.partition.clone(),
+            presence: item.presence,
+        }
+    }
+}
+
 /// One unit of work: the files of one partition on each side.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkItem {

@@ -6,3 +6,4 @@ mod bad_input;
 mod cli;
 mod moto;
 mod pipeline;
+mod scale;
