@@ -434,7 +434,9 @@ def test_access_denied_on_a_data_file_is_named_and_not_retried():
     pointer = json.loads(out)
     manifest = e.s3_json(f"s3://{pointer['bucket']}/{pointer['manifest_key']}")
     item = next(i for i in manifest if i["partition"] == e.partitions[0])
-    denied = item["source"][0]["uri"].removeprefix("s3://")
+    assert set(item) == {"run_id", "item_id", "pair", "partition", "presence"}, item
+    work = e.s3_json(f"s3://{pointer['bucket']}/runs/{pointer['run_id']}/items/{item['item_id']}.json")
+    denied = work["source"][0]["uri"].removeprefix("s3://")
     fault = e.h.inject("GET", "^/" + re.escape(denied) + "$", times=100, status=403, code="AccessDenied")
     status, out = e.watch.invoke_raw("recon-hash", json.dumps(item).encode())
     assert status == 500, out

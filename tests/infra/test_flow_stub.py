@@ -51,18 +51,25 @@ class Stubs:
         if self.lookup_errors:
             return self.error(*self.lookup_errors.pop(0))
         run_id = f"run-{len(self.calls)}"
-        items = [
-            {
-                "run_id": run_id,
+        # As recon-lookup: each partition's files in its item object, the manifest
+        # holding only the ids (docs/contracts.md).
+        items = []
+        s3 = self.h.client("s3")
+        for i in range(self.items):
+            ids = {
                 "item_id": f"orders-{i:04d}",
                 "pair": "orders",
                 "partition": f"dt=2024-01-{i + 1:02d}",
-                "source": {"files": [{"uri": f"s3://data/src/dt=2024-01-{i + 1:02d}/0.parquet", "size": 10}]},
-                "target": {"files": [{"uri": f"s3://data/tgt/dt=2024-01-{i + 1:02d}/0.parquet", "size": 10}]},
-                "padding": "x" * self.item_padding,
+                "presence": "both",
             }
-            for i in range(self.items)
-        ]
+            work = ids | {
+                "source": [{"uri": f"s3://data/src/dt=2024-01-{i + 1:02d}/0.parquet", "size": 10, "partition": []}],
+                "target": [{"uri": f"s3://data/tgt/dt=2024-01-{i + 1:02d}/0.parquet", "size": 10, "partition": []}],
+            }
+            item_key = f"runs/{run_id}/items/{ids['item_id']}.json"
+            s3.put_object(Bucket=BUCKET, Key=item_key, Body=json.dumps(work).encode())
+            padding = {"padding": "x" * self.item_padding} if self.item_padding else {}
+            items.append({"run_id": run_id} | ids | padding)
         key = f"runs/{run_id}/manifest.json"
         self.h.client("s3").put_object(Bucket=BUCKET, Key=key, Body=json.dumps(items).encode())
         detail = payload.get("detail", {})
@@ -142,6 +149,8 @@ def test_on_demand_fail_runs_every_item_and_alerts():
     assert lookup_out[1] == {"pairs": ["orders"]}, "recon-lookup gets the execution input as it is"
     items = sorted(p["item_id"] for fn, p in h.stubs.calls if fn == "hash")
     assert items == ["orders-0000", "orders-0001", "orders-0002"], items
+    hash_in = next(p for fn, p in h.stubs.calls if fn == "hash")
+    assert set(hash_in) == {"run_id", "item_id", "pair", "partition", "presence"}, "recon-hash gets the manifest item as it is"
     merge_in = h.stubs.calls[-1][1]
     assert set(merge_in) == {"run_id", "bucket", "manifest_key", "item_count", "pairs", "trigger"}, merge_in
     output = json.loads(done["output"])
