@@ -1,10 +1,12 @@
 //! [`S3Store`]: the [`ObjectStore`] port on Amazon S3 (aws-sdk-s3). Listing is
 //! ListObjectsV2, paginated; Parquet is read with ranged GETs using the size from the
-//! listing (no HEAD), the footer first and then only the column chunks the reader
-//! asks for, several ranges in flight; writes are whole-object PutObjects.
+//! listing (no HEAD), the footer first and then the column chunks the reader asks
+//! for, adjacent or nearby chunks coalesced into one GET ([`crate::storage::coalesce`]),
+//! several GETs in flight; writes are whole-object PutObjects.
 
 use std::ops::Range;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use aws_config::SdkConfig;
 use aws_sdk_s3::Client;
@@ -21,9 +23,10 @@ use parquet::file::metadata::ParquetMetaData;
 
 use super::map_sdk_error;
 use crate::error::{ReconError, Result};
+use crate::storage::coalesce::{Coalesced, MAX_GAP, MAX_READ};
 use crate::storage::{FileRef, ObjectStore, read_footer};
 
-/// Ranged GETs of one file in flight at once (a row group's column chunks).
+/// Ranged GETs of one file in flight at once (a row group's coalesced column chunks).
 const RANGES_IN_FLIGHT: usize = 8;
 
 /// An `s3://bucket/key` URI split into its parts.
@@ -64,6 +67,8 @@ impl std::fmt::Display for S3Uri {
 #[derive(Debug, Clone)]
 pub struct S3Store {
     client: Client,
+    /// GetObject requests sent by this store and its readers (clones share it).
+    gets: Arc<AtomicU64>,
 }
 
 impl S3Store {
@@ -73,14 +78,30 @@ impl S3Store {
         let s3_conf = aws_sdk_s3::config::Builder::from(conf)
             .force_path_style(conf.endpoint_url().is_some())
             .build();
-        S3Store {
-            client: Client::from_conf(s3_conf),
-        }
+        S3Store::new(Client::from_conf(s3_conf))
     }
 
     /// A store on an existing client.
     pub fn new(client: Client) -> Self {
-        S3Store { client }
+        S3Store {
+            client,
+            gets: Arc::default(),
+        }
+    }
+
+    /// How many GetObject requests this store (and every clone of it) has sent: what
+    /// S3 bills per request, and the measure of how well ranged reads are coalesced.
+    pub fn get_requests(&self) -> u64 {
+        self.gets.load(Ordering::Relaxed)
+    }
+
+    fn range_reader(&self, uri: &str) -> Result<RangeReader> {
+        Ok(RangeReader {
+            client: self.client.clone(),
+            uri: uri.to_string(),
+            loc: S3Uri::parse(uri)?,
+            gets: self.gets.clone(),
+        })
     }
 }
 
@@ -142,13 +163,8 @@ impl ObjectStore for S3Store {
 
     fn open<'a>(&'a self, file: &'a FileRef) -> BoxFuture<'a, Result<Box<dyn AsyncFileReader>>> {
         async move {
-            let loc = S3Uri::parse(&file.uri)?;
             Ok(Box::new(S3FileReader {
-                inner: Arc::new(RangeReader {
-                    client: self.client.clone(),
-                    uri: file.uri.clone(),
-                    loc,
-                }),
+                inner: Arc::new(self.range_reader(&file.uri)?),
                 size: file.size,
             }) as Box<dyn AsyncFileReader>)
         }
@@ -187,17 +203,7 @@ impl ObjectStore for S3Store {
     }
 
     fn get<'a>(&'a self, uri: &'a str) -> BoxFuture<'a, Result<Bytes>> {
-        async move {
-            let loc = S3Uri::parse(uri)?;
-            RangeReader {
-                client: self.client.clone(),
-                uri: uri.to_string(),
-                loc,
-            }
-            .fetch(None)
-            .await
-        }
-        .boxed()
+        async move { self.range_reader(uri)?.fetch(None).await }.boxed()
     }
 }
 
@@ -207,6 +213,7 @@ struct RangeReader {
     client: Client,
     uri: String,
     loc: S3Uri,
+    gets: Arc<AtomicU64>,
 }
 
 impl RangeReader {
@@ -222,6 +229,7 @@ impl RangeReader {
             }
             req = req.range(format!("bytes={}-{}", r.start, r.end - 1));
         }
+        self.gets.fetch_add(1, Ordering::Relaxed);
         let out = req
             .send()
             .await
@@ -270,6 +278,9 @@ impl AsyncFileReader for S3FileReader {
         async move { inner.fetch(Some(range)).await.map_err(external) }.boxed()
     }
 
+    /// The ranges (a row group's column chunks) are coalesced ([`Coalesced`]): one
+    /// GET per run of adjacent or nearby chunks, several in flight, sliced back into
+    /// the ranges asked for.
     fn get_byte_ranges(
         &mut self,
         ranges: Vec<Range<u64>>,
@@ -277,7 +288,8 @@ impl AsyncFileReader for S3FileReader {
         let inner = self.inner.clone();
         async move {
             use futures::StreamExt;
-            let fetched: Vec<Result<Bytes>> = futures::stream::iter(ranges)
+            let plan = Coalesced::plan(&ranges, MAX_GAP, MAX_READ);
+            let fetched: Vec<Result<Bytes>> = futures::stream::iter(plan.reads().to_vec())
                 .map(|r| {
                     let inner = inner.clone();
                     async move { inner.fetch(Some(r)).await }
@@ -285,10 +297,11 @@ impl AsyncFileReader for S3FileReader {
                 .buffered(RANGES_IN_FLIGHT)
                 .collect()
                 .await;
-            fetched
+            let fetched = fetched
                 .into_iter()
                 .collect::<Result<Vec<_>>>()
-                .map_err(external)
+                .map_err(external)?;
+            Ok(plan.split(&fetched))
         }
         .boxed()
     }

@@ -1,6 +1,7 @@
 //! Where tables and reports live: the engine talks to [`ObjectStore`], and the local
 //! folder ([`local::LocalStore`]) and S3 implementations sit behind it.
 
+pub mod coalesce;
 pub mod local;
 
 use std::sync::Arc;

@@ -6,4 +6,5 @@ mod bad_input;
 mod cli;
 mod moto;
 mod pipeline;
+mod range_reads;
 mod scale;
