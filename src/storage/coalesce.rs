@@ -103,6 +103,8 @@ fn usize_of(n: u64) -> usize {
 }
 
 #[cfg(test)]
+// The lists below are lists of byte ranges, some deliberately empty or reversed.
+#[allow(clippy::single_range_in_vec_init, clippy::reversed_empty_ranges)]
 mod tests {
     use super::*;
 
