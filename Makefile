@@ -58,7 +58,8 @@ e2e: setup ## End to end: the real state machine on moto calling the real functi
 	cargo build --workspace --bins
 	.venv/bin/python tests/e2e/test_e2e.py
 
-infra-check: ## Check infra/ and statemachine/ (cfn-lint, sam validate, asl-validator, checkov, flow tests)
+infra-check: ## Check infra/ and statemachine/ (cfn-lint, sam validate, asl-validator, checkov, flow tests, the docs' SQL)
+	cargo build --bin glue-recon
 	bash tests/infra/check.sh
 
 lint: ## cargo fmt --check and clippy -D warnings

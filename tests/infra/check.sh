@@ -12,6 +12,9 @@
 #                   Glue Job State Change event (moto, in process)
 #   flow (stubs)    tests/infra/test_flow_stub.py: the real definition executed by a
 #                   moto server, with Python stand-ins for the functions
+#   documented SQL  tests/infra/test_documented_sql.py: every Athena query of the docs,
+#                   via sqlglot in DuckDB, over tables declared as the template declares
+#                   them and a ledger written by the CLI (needs target/debug/glue-recon)
 #
 # `check.sh --static` runs the first four only (`make validate`).
 #
@@ -84,6 +87,7 @@ if [[ ${1:-} != --static ]]; then
     check definition "$PY" "$PY" tests/infra/test_definition.py
     check event-pattern "$PY" "$PY" tests/infra/test_event_pattern.py
     check flow-stubs "$PY" "$PY" tests/infra/test_flow_stub.py
+    check documented-sql "$PY" "$PY" tests/infra/test_documented_sql.py
 fi
 
 echo
