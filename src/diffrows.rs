@@ -94,18 +94,47 @@ impl Builders {
 
 /// Encode the findings of `partials` as a Parquet file.
 pub fn write_diff_rows(key: &[String], partials: &[PartialDiff]) -> Result<Bytes> {
-    let schema = Arc::new(schema(key));
-    let err = |e: parquet::errors::ParquetError| ReconError::Write {
+    let mut w = DiffRowsWriter::new(key)?;
+    for p in partials {
+        w.add(p)?;
+    }
+    w.finish()
+}
+
+/// diffs.parquet written one partial at a time, so a caller that reads partials one
+/// by one (the merge) holds only the encoded file, never every finding at once.
+pub struct DiffRowsWriter {
+    schema: Arc<Schema>,
+    writer: ArrowWriter<Vec<u8>>,
+    rows: Builders,
+}
+
+fn write_error(e: parquet::errors::ParquetError) -> ReconError {
+    ReconError::Write {
         target: "diffs.parquet".into(),
         reason: e.to_string(),
-    };
-    let props = WriterProperties::builder()
-        .set_compression(Compression::ZSTD(ZstdLevel::default()))
-        .build();
-    let mut buf = Vec::new();
-    let mut writer = ArrowWriter::try_new(&mut buf, schema.clone(), Some(props)).map_err(err)?;
-    let mut b = Builders::new(key.len());
-    for p in partials {
+    }
+}
+
+impl DiffRowsWriter {
+    /// A writer for a pair keyed by `key`.
+    pub fn new(key: &[String]) -> Result<Self> {
+        let schema = Arc::new(schema(key));
+        let props = WriterProperties::builder()
+            .set_compression(Compression::ZSTD(ZstdLevel::default()))
+            .build();
+        let writer =
+            ArrowWriter::try_new(Vec::new(), schema.clone(), Some(props)).map_err(write_error)?;
+        Ok(DiffRowsWriter {
+            schema,
+            writer,
+            rows: Builders::new(key.len()),
+        })
+    }
+
+    /// Append the findings of one partial.
+    pub fn add(&mut self, p: &PartialDiff) -> Result<()> {
+        let b = &mut self.rows;
         for f in &p.findings {
             let rows: Vec<(Option<&str>, Option<&str>, Option<&str>)> = if f.diffs.is_empty() {
                 vec![(None, None, None)]
@@ -134,14 +163,21 @@ pub fn write_diff_rows(key: &[String], partials: &[PartialDiff]) -> Result<Bytes
                 b.count.append_option(f.count.map(|c| c as i64));
                 b.len += 1;
                 if b.len == CHUNK {
-                    writer.write(&b.finish(&schema)?).map_err(err)?;
+                    self.writer
+                        .write(&b.finish(&self.schema)?)
+                        .map_err(write_error)?;
                 }
             }
         }
+        Ok(())
     }
-    if b.len > 0 || writer.flushed_row_groups().is_empty() {
-        writer.write(&b.finish(&schema)?).map_err(err)?;
+
+    /// The encoded file (one empty row group when there were no findings).
+    pub fn finish(mut self) -> Result<Bytes> {
+        if self.rows.len > 0 || self.writer.flushed_row_groups().is_empty() {
+            let batch = self.rows.finish(&self.schema)?;
+            self.writer.write(&batch).map_err(write_error)?;
+        }
+        Ok(Bytes::from(self.writer.into_inner().map_err(write_error)?))
     }
-    writer.close().map_err(err)?;
-    Ok(Bytes::from(buf))
 }

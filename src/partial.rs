@@ -213,6 +213,21 @@ pub struct PartialDiff {
 }
 
 impl PartialDiff {
+    /// This partial with only the first `limit` findings of each kind: all that
+    /// [`crate::report::build_report`] can sample from it (it takes at most `limit`
+    /// findings of a kind from any one partition), so a merge can keep a view of every
+    /// partition without holding every finding. Counts are untouched.
+    pub fn into_sample_view(mut self, limit: usize) -> PartialDiff {
+        let mut kept: BTreeMap<FindingKind, usize> = BTreeMap::new();
+        self.findings.retain(|f| {
+            let n = kept.entry(f.kind).or_default();
+            *n += 1;
+            *n <= limit
+        });
+        self.findings.shrink_to_fit();
+        self
+    }
+
     /// The partial of an item before anything is counted.
     pub fn empty(item: impl Into<ItemRef>) -> PartialDiff {
         let item: ItemRef = item.into();

@@ -26,12 +26,13 @@ use serde::{Deserialize, Serialize};
 use crate::alert::Alert;
 use crate::budget::MemoryBudget;
 use crate::config::{Config, Defaults, PairConfig};
+use crate::diffrows::DiffRowsWriter;
 use crate::error::{ReconError, Result};
 use crate::partial::{ItemError, PartialDiff, Totals};
 use crate::plan::ComparePlan;
 use crate::reconcile::ItemRunner;
 use crate::report::{Report, RunMeta, Status, build_report, new_run_id, now_rfc3339};
-use crate::runner::{Catalog, PairRun, ReportLocation, RunOptions, prepare_pair, write_report};
+use crate::runner::{Catalog, ReportLocation, RunOptions, prepare_pair, write_report_files};
 use crate::scan::NoProgress;
 use crate::storage::Storage;
 use crate::table::{ItemRef, WorkItem};
@@ -596,11 +597,17 @@ impl Pipeline {
         let mut written: Vec<(Report, ReportLocation)> = Vec::new();
         for (pair, items) in by_pair {
             let plan = self.read_plan(&input.run_id, pair).await?;
-            let partials: Vec<PartialDiff> = futures::stream::iter(items)
+            // One partial at a time (a few in flight): its findings go into
+            // diffs.parquet, and only what the report samples is kept.
+            let mut diffs = DiffRowsWriter::new(&plan.pair.key)?;
+            let mut partials: Vec<PartialDiff> = Vec::with_capacity(items.len());
+            let mut reads = futures::stream::iter(items)
                 .map(|item| self.read_partial(&input.run_id, &item.item, &present))
-                .buffered(PARTIAL_GETS_IN_FLIGHT)
-                .try_collect()
-                .await?;
+                .buffered(PARTIAL_GETS_IN_FLIGHT);
+            while let Some(partial) = reads.try_next().await? {
+                diffs.add(&partial)?;
+                partials.push(partial.into_sample_view(plan.sample_limit));
+            }
             let meta = RunMeta {
                 run_id: plan.run_id.clone(),
                 trigger: plan.trigger.clone(),
@@ -618,9 +625,14 @@ impl Pipeline {
                 pairs: vec![plan.pair.clone()],
             };
             crate::history::apply_drift(&config, &history.runs, &mut report);
-            let run = PairRun { report, partials };
-            let loc = write_report(&self.storage, &self.uri("reports"), &run).await?;
-            written.push((run.report, loc));
+            let loc = write_report_files(
+                &self.storage,
+                &self.uri("reports"),
+                &report,
+                diffs.finish()?,
+            )
+            .await?;
+            written.push((report, loc));
         }
         // Append the ledger and regenerate the dashboard: every run is recorded once
         // (a retried merge writes the same ledger key).

@@ -607,7 +607,86 @@ pub(crate) fn one_partition_report(mismatch: u64) -> Report {
 
 #[cfg(test)]
 mod tests {
-    use super::thousands;
+    use super::*;
+    use crate::partial::{ColumnDiff, Finding, FindingKind};
+
+    /// A partial of `n` findings of each kind in partition `part`.
+    fn partial(part: &str, n: usize) -> PartialDiff {
+        let mut findings = Vec::new();
+        for kind in FindingKind::ALL {
+            for i in 0..n {
+                findings.push(Finding {
+                    kind,
+                    key: vec![Some(format!("{part}-{i:04}"))],
+                    side: None,
+                    count: None,
+                    diffs: if kind == FindingKind::Mismatch {
+                        vec![ColumnDiff {
+                            column: "v".into(),
+                            source: Some(i.to_string()),
+                            target: None,
+                        }]
+                    } else {
+                        Vec::new()
+                    },
+                });
+            }
+        }
+        PartialDiff {
+            schema_version: crate::partial::PARTIAL_SCHEMA_VERSION,
+            pair: "p".into(),
+            item_id: part.into(),
+            partition: part.into(),
+            presence: Presence::Both,
+            error: None,
+            totals: Totals {
+                source_rows: 10 * n as u64,
+                target_rows: 10 * n as u64,
+                missing_in_target: n as u64,
+                extra_in_target: n as u64,
+                mismatch: n as u64,
+                ..Totals::default()
+            },
+            column_mismatches: [("v".to_string(), n as u64)].into(),
+            findings,
+        }
+    }
+
+    #[test]
+    fn a_report_from_sample_views_equals_the_report_from_every_finding() {
+        let pair = crate::config::Config::parse(
+            "[[pair]]\nname='p'\nsource='s'\ntarget='t'\nkey=['id']\n",
+            "t",
+        )
+        .unwrap()
+        .pairs
+        .remove(0);
+        let meta = RunMeta {
+            run_id: "r".into(),
+            trigger: "on-demand".into(),
+            started_at: "2026-01-02T00:00:00Z".into(),
+        };
+        // Partitions with more, as many and fewer findings of a kind than the limit.
+        let full: Vec<PartialDiff> = [("c", 40), ("a", 7), ("b", 0), ("d", 3)]
+            .into_iter()
+            .map(|(p, n)| partial(p, n))
+            .collect();
+        for limit in [1, 5, 7, 20, 100] {
+            let views: Vec<PartialDiff> = full
+                .iter()
+                .cloned()
+                .map(|p| p.into_sample_view(limit))
+                .collect();
+            assert!(views.iter().all(|v| v.findings.len() <= limit * 5));
+            let a = build_report(&meta, &pair, limit, Default::default(), &full);
+            let b = build_report(&meta, &pair, limit, Default::default(), &views);
+            assert_eq!(
+                serde_json::to_value(&a).unwrap(),
+                serde_json::to_value(&b).unwrap(),
+                "sample limit {limit}"
+            );
+        }
+    }
 
     #[test]
     fn thousands_are_separated() {

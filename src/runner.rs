@@ -338,11 +338,21 @@ pub fn report_dir(root: &str, pair: &str, run_id: &str) -> String {
 /// Write report.json, report.html and diffs.parquet under `root/<pair>/<run_id>/`.
 /// Every object is written whole; a retried run overwrites the same keys.
 pub async fn write_report(storage: &Storage, root: &str, run: &PairRun) -> Result<ReportLocation> {
-    let r = &run.report;
+    let rows = crate::diffrows::write_diff_rows(&run.report.key, &run.partials)?;
+    write_report_files(storage, root, &run.report, rows).await
+}
+
+/// Write a report's files (as [`write_report`]) with its diffs.parquet already
+/// encoded (`diff_rows`, e.g. by a [`crate::diffrows::DiffRowsWriter`]).
+pub async fn write_report_files(
+    storage: &Storage,
+    root: &str,
+    r: &Report,
+    diff_rows: Bytes,
+) -> Result<ReportLocation> {
     let loc = ReportLocation::of(report_dir(root, &r.pair, &r.run_id), r);
     let store = storage.for_uri(&loc.dir)?;
-    let rows = crate::diffrows::write_diff_rows(&r.key, &run.partials)?;
-    store.put(&loc.diff_rows, rows).await?;
+    store.put(&loc.diff_rows, diff_rows).await?;
     store
         .put(&loc.html, Bytes::from(crate::html::render_report(r)))
         .await?;

@@ -218,6 +218,50 @@ async fn a_merge_over_a_thousand_partials_reports_every_partition() {
     for samples in r.samples.values() {
         assert!(samples.len() <= r.sample_limit, "{}", samples.len());
     }
+    // diffs.parquet, written partial by partial, holds every finding (one row per
+    // MISSING key, one per failed partition), with the keys the sources lost.
+    let s3 = moto::s3(&moto::sdk_config().await);
+    let diffs = moto::get(
+        &s3,
+        &bucket,
+        &format!("reports/wide/{}/diffs.parquet", out.run_id),
+    )
+    .await;
+    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReader::try_new(
+        bytes::Bytes::from(diffs),
+        8192,
+    )
+    .unwrap();
+    let mut missing_keys = Vec::new();
+    for batch in reader {
+        let batch = batch.unwrap();
+        let kind = batch
+            .column_by_name("diff_type")
+            .unwrap()
+            .as_any()
+            .downcast_ref::<StringArray>()
+            .unwrap()
+            .clone();
+        let key = batch
+            .column_by_name("key_id")
+            .unwrap()
+            .as_any()
+            .downcast_ref::<StringArray>()
+            .unwrap()
+            .clone();
+        for i in 0..batch.num_rows() {
+            if kind.value(i) == "MISSING_IN_TARGET" {
+                missing_keys.push(key.value(i).parse::<i64>().unwrap());
+            }
+        }
+    }
+    missing_keys.sort_unstable();
+    let lost_partition: i64 = lost.partition.trim_start_matches("dt=").parse().unwrap();
+    let want: Vec<i64> = (0..PARTITIONS)
+        .filter(|d| *d != lost_partition)
+        .flat_map(|d| (1..ROWS).map(move |i| d * ROWS + i))
+        .collect();
+    assert_eq!(missing_keys, want);
     // The partitions are in partition order, as in a local run.
     let labels: Vec<&str> = r.partitions.iter().map(|p| p.partition.as_str()).collect();
     let mut sorted = labels.clone();
