@@ -20,17 +20,19 @@ use crate::report::{Report, RunMeta, build_report, new_run_id, now_rfc3339};
 use crate::scan::{NoProgress, Progress, open_file};
 use crate::side_schema::SideSchema;
 use crate::storage::Storage;
-use crate::table::{Location, TableListing, WorkItem, align, list_location};
+use crate::table::{Location, TableListing, WorkItem, align, list_location, partition_label};
 
 /// A data catalog that resolves `glue://database/table` to files.
 pub trait Catalog: Send + Sync {
     /// Resolve a table (and its partitions matching `filter`, in Glue expression
-    /// syntax) to its files.
+    /// syntax, and, when `partitions` is given, only those of these labels,
+    /// `dt=2024-01-01/region=eu`) to its files.
     fn resolve<'a>(
         &'a self,
         database: &'a str,
         table: &'a str,
         filter: Option<&'a str>,
+        partitions: Option<&'a [String]>,
     ) -> BoxFuture<'a, Result<TableListing>>;
 }
 
@@ -118,7 +120,9 @@ pub async fn resolve_table(
                     "{location} is a Glue table but no Glue client is configured"
                 ))
             })?;
-            catalog.resolve(&database, &table, filter).await
+            catalog
+                .resolve(&database, &table, filter, opts.partitions.as_deref())
+                .await
         }
         Location::Local(_) | Location::S3(_) => {
             let parsed = filter.map(Filter::parse).transpose()?;
@@ -178,21 +182,17 @@ pub async fn prepare_pair(pair: &PairConfig, opts: &RunOptions) -> Result<Prepar
         resolve_table(opts, &pair.source, filter),
         resolve_table(opts, &pair.target, filter)
     );
-    let (source, target) = (source?, target?);
-    let (s_schema, t_schema) =
-        futures::join!(table_schema(opts, &source), table_schema(opts, &target));
-    let ((s_schema, mut rows), (t_schema, t_rows)) = (s_schema?, t_schema?);
-    rows.extend(t_rows);
-    let plan = ComparePlan::build(pair, &s_schema, &t_schema)?;
+    let (mut source, mut target) = (source?, target?);
     let mut items = align(&pair.name, &source, &target);
     if let Some(wanted) = &opts.partitions {
         for w in wanted {
             if !items.iter().any(|i| &i.partition == w) {
                 return Err(ReconError::InvalidInput(format!(
-                    "pair `{}` has no partition `{w}` (it has: {})",
+                    "pair `{}` has no partition `{w}` (of those requested, it has: {})",
                     pair.name,
                     items
                         .iter()
+                        .filter(|i| wanted.contains(&i.partition))
                         .map(|i| i.partition.as_str())
                         .take(20)
                         .collect::<Vec<_>>()
@@ -201,7 +201,19 @@ pub async fn prepare_pair(pair: &PairConfig, opts: &RunOptions) -> Result<Prepar
             }
         }
         items.retain(|i| wanted.contains(&i.partition));
+        // Only the requested partitions' footers are read (a Glue catalog has
+        // already fetched only those; a folder or S3 table is listed whole).
+        for listing in [&mut source, &mut target] {
+            listing
+                .files
+                .retain(|f| wanted.contains(&partition_label(&f.partition)));
+        }
     }
+    let (s_schema, t_schema) =
+        futures::join!(table_schema(opts, &source), table_schema(opts, &target));
+    let ((s_schema, mut rows), (t_schema, t_rows)) = (s_schema?, t_schema?);
+    rows.extend(t_rows);
+    let plan = ComparePlan::build(pair, &s_schema, &t_schema)?;
     let total_rows = items
         .iter()
         .flat_map(|i| i.source.iter().chain(&i.target))

@@ -345,7 +345,9 @@ pub struct WorkItem {
     pub target: Vec<TableFile>,
 }
 
-fn label(values: &PartitionValues) -> String {
+/// The label of a partition (`dt=2024-01-01/region=eu`, `*` for an unpartitioned
+/// table), as work items and on-demand requests name it.
+pub fn partition_label(values: &PartitionValues) -> String {
     if values.is_empty() {
         return "*".into();
     }
@@ -387,14 +389,14 @@ pub fn align(pair: &str, source: &TableListing, target: &TableListing) -> Vec<Wo
     let mut groups: BTreeMap<String, (Vec<TableFile>, Vec<TableFile>)> = BTreeMap::new();
     for f in &source.files {
         groups
-            .entry(label(&f.partition))
+            .entry(partition_label(&f.partition))
             .or_default()
             .0
             .push(f.clone());
     }
     for f in &target.files {
         groups
-            .entry(label(&f.partition))
+            .entry(partition_label(&f.partition))
             .or_default()
             .1
             .push(f.clone());

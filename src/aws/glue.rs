@@ -1,6 +1,7 @@
 //! [`GlueCatalog`]: `glue://database/table` resolved through the Glue Data Catalog.
 //! GetTable gives the location and the partition keys; GetPartitions (paginated, the
-//! pair's partition filter passed as the Glue `Expression`) gives each partition's
+//! pair's partition filter and any requested partitions passed as the Glue
+//! `Expression`) gives each partition's
 //! values and its own location, which is honoured even when it lies outside the
 //! table's location. Files are listed on S3.
 
@@ -14,13 +15,18 @@ use futures::{FutureExt, StreamExt};
 use super::map_sdk_error;
 use crate::error::{ReconError, Result};
 use crate::runner::Catalog;
-use crate::storage::{ObjectStore, Storage};
+use crate::storage::{FileRef, Storage};
 use crate::table::{
     PartitionValues, TableFile, TableListing, list_table, parse_relative_path, s3_form,
 };
 
 /// Partition folders listed at once.
 const LISTINGS_IN_FLIGHT: usize = 16;
+/// Partitions per GetPartitions page (Glue's maximum `MaxResults`).
+const PARTITIONS_PER_PAGE: i32 = 1000;
+/// The longest GetPartitions `Expression` Glue accepts (its documented length
+/// constraint).
+const MAX_EXPRESSION_CHARS: usize = 2048;
 /// Hive's name for a NULL partition value.
 const HIVE_NULL: &str = "__HIVE_DEFAULT_PARTITION__";
 
@@ -48,6 +54,7 @@ impl GlueCatalog {
         database: &str,
         table: &str,
         filter: Option<&str>,
+        requested: Option<&[String]>,
     ) -> Result<TableListing> {
         let uri = format!("glue://{database}/{table}");
         let missing = |reason: String| ReconError::TableNotFound {
@@ -93,23 +100,43 @@ impl GlueCatalog {
             listing.location = uri;
             return Ok(listing);
         }
-        let mut pages = self
-            .client
-            .get_partitions()
-            .database_name(database)
-            .table_name(table)
-            .set_expression(filter.map(str::to_string))
-            .into_paginator()
-            .send();
+        let typed: Vec<(String, String)> = t
+            .partition_keys()
+            .iter()
+            .map(|c| {
+                (
+                    c.name().to_lowercase(),
+                    c.r#type().unwrap_or("string").to_ascii_lowercase(),
+                )
+            })
+            .collect();
+        let expressions = match requested {
+            None => vec![filter.map(str::to_string)],
+            Some(labels) => partition_expressions(&typed, labels, filter, &uri)?
+                .into_iter()
+                .map(Some)
+                .collect(),
+        };
         let mut partitions = Vec::new();
-        while let Some(page) = pages.next().await {
-            let page = page.map_err(|e| {
-                map_sdk_error(e, &uri, |reason| ReconError::TableNotFound {
-                    location: uri.clone(),
-                    reason,
-                })
-            })?;
-            partitions.extend(page.partitions().iter().cloned());
+        for expression in expressions {
+            let mut pages = self
+                .client
+                .get_partitions()
+                .database_name(database)
+                .table_name(table)
+                .set_expression(expression)
+                .max_results(PARTITIONS_PER_PAGE)
+                .into_paginator()
+                .send();
+            while let Some(page) = pages.next().await {
+                let page = page.map_err(|e| {
+                    map_sdk_error(e, &uri, |reason| ReconError::TableNotFound {
+                        location: uri.clone(),
+                        reason,
+                    })
+                })?;
+                partitions.extend(page.partitions().iter().cloned());
+            }
         }
         // Owned (values, location) pairs: the listing futures borrow nothing from
         // the SDK's pages.
@@ -132,11 +159,41 @@ impl GlueCatalog {
                 Ok((values, part_location))
             })
             .collect::<Result<_>>()?;
+        // A whole-table read lists the table's location once (a LIST per 1,000
+        // objects) instead of once per partition; partitions registered outside it,
+        // and a few requested ones, are listed on their own.
+        let table_root = format!("{}/", location.trim_end_matches('/'));
+        let under_table = wanted
+            .iter()
+            .filter(|(_, l)| l.starts_with(&table_root))
+            .count();
+        let table_objects = if requested.is_none() && under_table > LISTINGS_IN_FLIGHT {
+            Some(Arc::new(store.list(&table_root).await?))
+        } else {
+            None
+        };
         let listed: Vec<Result<Vec<TableFile>>> = futures::stream::iter(wanted)
             .map(|(values, part_location)| {
                 let (store, uri) = (store.clone(), uri.clone());
+                let table_objects = table_objects
+                    .clone()
+                    .filter(|_| part_location.starts_with(&table_root));
                 async move {
-                    let found = partition_files(store.as_ref(), &part_location, &values).await?;
+                    let found = match table_objects {
+                        Some(all) => {
+                            let prefix = format!("{}/", part_location.trim_end_matches('/'));
+                            let start = all.partition_point(|o| o.uri < prefix);
+                            let objects = all[start..]
+                                .iter()
+                                .take_while(|o| o.uri.starts_with(&prefix))
+                                .cloned()
+                                .collect();
+                            data_files(objects, &part_location, &values)
+                        }
+                        None => {
+                            data_files(store.list(&part_location).await?, &part_location, &values)
+                        }
+                    };
                     if found.is_empty() {
                         return Err(ReconError::TableNotFound {
                             location: part_location,
@@ -224,6 +281,80 @@ fn on_s3(location: &str, table: &str) -> Result<String> {
     })
 }
 
+/// GetPartitions expressions selecting the partitions of `labels` (`k=v/k2=v2`) of a
+/// table whose partition keys are `keys` (name, Glue type), within `filter` when set:
+/// `(filter) AND ((k='v' AND k2=3) OR ...)`, string values quoted (a `'` doubled),
+/// integer values of integer keys unquoted, as Glue's expression grammar takes them.
+/// The labels are split over as many expressions as keep each within Glue's 2,048
+/// characters. A label that does not name exactly this table's keys selects nothing
+/// (the run then reports it as a partition the pair does not have); no labels give
+/// no expressions, so nothing is fetched.
+fn partition_expressions(
+    keys: &[(String, String)],
+    labels: &[String],
+    filter: Option<&str>,
+    table: &str,
+) -> Result<Vec<String>> {
+    let (head, tail) = match filter {
+        Some(f) => (format!("({f}) AND ("), ")"),
+        None => (String::new(), ""),
+    };
+    let budget = MAX_EXPRESSION_CHARS.saturating_sub(head.len() + tail.len());
+    let mut out = Vec::new();
+    let mut current = String::new();
+    for label in labels {
+        let Some(clause) = partition_clause(keys, label) else {
+            continue;
+        };
+        if clause.len() > budget {
+            return Err(ReconError::InvalidInput(format!(
+                "{table}: the partition `{label}` with the pair's partition_filter makes a Glue \
+                 expression over {MAX_EXPRESSION_CHARS} characters; shorten the partition_filter"
+            )));
+        }
+        if !current.is_empty() && current.len() + " OR ".len() + clause.len() > budget {
+            out.push(format!("{head}{current}{tail}"));
+            current.clear();
+        }
+        if !current.is_empty() {
+            current.push_str(" OR ");
+        }
+        current.push_str(&clause);
+    }
+    if !current.is_empty() {
+        out.push(format!("{head}{current}{tail}"));
+    }
+    Ok(out)
+}
+
+/// `(k='v' AND k2=3)` for a label `k=v/k2=3` naming exactly `keys`, in their order.
+fn partition_clause(keys: &[(String, String)], label: &str) -> Option<String> {
+    let parts: Vec<(&str, &str)> = label
+        .split('/')
+        .map(|kv| kv.split_once('='))
+        .collect::<Option<_>>()?;
+    if parts.len() != keys.len() {
+        return None;
+    }
+    let terms: Vec<String> = keys
+        .iter()
+        .zip(&parts)
+        .map(|((key, ty), (k, v))| {
+            if !k.eq_ignore_ascii_case(key) {
+                return None;
+            }
+            let integer = matches!(ty.as_str(), "bigint" | "int" | "smallint" | "tinyint")
+                && v.parse::<i64>().is_ok();
+            Some(if integer {
+                format!("{key}={v}")
+            } else {
+                format!("{key}='{}'", v.replace('\'', "''"))
+            })
+        })
+        .collect::<Option<_>>()?;
+    Some(format!("({})", terms.join(" AND ")))
+}
+
 /// `k1=v1/k2=v2` of a partition (the Hive folder path).
 fn hive_path(values: &PartitionValues) -> String {
     values
@@ -233,16 +364,12 @@ fn hive_path(values: &PartitionValues) -> String {
         .join("/")
 }
 
-/// The data files under a partition's location, carrying the catalog's values
-/// (not values parsed from the path, which need not be Hive-style).
-async fn partition_files(
-    store: &dyn ObjectStore,
-    location: &str,
-    values: &PartitionValues,
-) -> Result<Vec<TableFile>> {
+/// The data files among `objects` (those under a partition's `location`), carrying
+/// the catalog's values (not values parsed from the path, which need not be
+/// Hive-style).
+fn data_files(objects: Vec<FileRef>, location: &str, values: &PartitionValues) -> Vec<TableFile> {
     let root = location.trim_end_matches('/');
-    let objects = store.list(location).await?;
-    Ok(objects
+    objects
         .into_iter()
         .filter(|o| {
             let rel = o.uri.strip_prefix(root).unwrap_or(&o.uri);
@@ -257,7 +384,7 @@ async fn partition_files(
             file,
             partition: values.clone(),
         })
-        .collect())
+        .collect()
 }
 
 impl Catalog for GlueCatalog {
@@ -266,12 +393,56 @@ impl Catalog for GlueCatalog {
         database: &'a str,
         table: &'a str,
         filter: Option<&'a str>,
+        partitions: Option<&'a [String]>,
     ) -> BoxFuture<'a, Result<TableListing>> {
-        self.resolve_table(database, table, filter).boxed()
+        self.resolve_table(database, table, filter, partitions)
+            .boxed()
     }
 }
 
 /// A [`GlueCatalog`] behind the engine's catalog port.
 pub fn catalog(conf: &SdkConfig) -> Arc<dyn Catalog> {
     Arc::new(GlueCatalog::from_conf(conf))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys() -> Vec<(String, String)> {
+        vec![
+            ("day".into(), "int".into()),
+            ("region".into(), "string".into()),
+        ]
+    }
+
+    #[test]
+    fn requested_partitions_become_quoted_clauses_within_the_filter() {
+        let labels = vec!["day=7/region=o'neil".to_string(), "day=x/region=eu".into()];
+        let got = partition_expressions(&keys(), &labels, Some("day > 1"), "t").unwrap();
+        assert_eq!(
+            got,
+            vec!["(day > 1) AND ((day=7 AND region='o''neil') OR (day='x' AND region='eu'))"]
+        );
+        // A label of other keys selects nothing; no labels, no call.
+        let other = vec!["dt=1".to_string()];
+        assert!(
+            partition_expressions(&keys(), &other, None, "t")
+                .unwrap()
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn many_requested_partitions_are_split_within_glues_expression_limit() {
+        let labels: Vec<String> = (0..500).map(|d| format!("day={d}/region=r{d}")).collect();
+        let got = partition_expressions(&keys(), &labels, Some("region <> 'x'"), "t").unwrap();
+        assert!(got.len() > 1, "{}", got.len());
+        assert!(got.iter().all(|e| e.len() <= MAX_EXPRESSION_CHARS));
+        let clauses: usize = got.iter().map(|e| e.matches(" AND region=").count()).sum();
+        assert_eq!(clauses, 500);
+        let long = "x".repeat(MAX_EXPRESSION_CHARS);
+        let err = partition_expressions(&keys(), &labels[..1], Some(&long), "glue://d/t");
+        assert!(err.unwrap_err().to_string().contains("glue://d/t"));
+    }
 }

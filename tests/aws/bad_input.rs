@@ -38,19 +38,19 @@ async fn unknown_database_table_and_missing_locations_are_table_not_found() {
 
     let nodb = moto::unique("nodb").replace('-', "_");
     expect_err(
-        catalog.resolve(&nodb, "orders", None).await,
+        catalog.resolve(&nodb, "orders", None, None).await,
         "TableNotFound",
         &format!("glue://{nodb}/orders"),
     );
     expect_err(
-        catalog.resolve(&db, "nope", None).await,
+        catalog.resolve(&db, "nope", None, None).await,
         "TableNotFound",
         &format!("glue://{db}/nope"),
     );
 
     moto::table(&glue, &db, "no_location", None, &[]).await;
     let text = expect_err(
-        catalog.resolve(&db, "no_location", None).await,
+        catalog.resolve(&db, "no_location", None, None).await,
         "TableNotFound",
         &format!("glue://{db}/no_location"),
     );
@@ -107,7 +107,7 @@ async fn unknown_database_table_and_missing_locations_are_table_not_found() {
             .await
             .unwrap_or_else(|e| panic!("create table {name}: {e:?}"));
         let text = expect_err(
-            catalog.resolve(&db, name, None).await,
+            catalog.resolve(&db, name, None, None).await,
             "InvalidInput",
             &format!("glue://{db}/{name}"),
         );
@@ -122,7 +122,7 @@ async fn unknown_database_table_and_missing_locations_are_table_not_found() {
     )
     .await;
     let text = expect_err(
-        catalog.resolve(&db, "on_hdfs", None).await,
+        catalog.resolve(&db, "on_hdfs", None, None).await,
         "TableNotFound",
         "hdfs://namenode/warehouse/t",
     );
@@ -133,7 +133,7 @@ async fn unknown_database_table_and_missing_locations_are_table_not_found() {
     let nowhere = format!("s3://{bucket}/nowhere/dt=2024-01-01/");
     moto::partition(&glue, &db, "gone", &["2024-01-01"], &nowhere).await;
     expect_err(
-        catalog.resolve(&db, "gone", None).await,
+        catalog.resolve(&db, "gone", None, None).await,
         "TableNotFound",
         &nowhere,
     );

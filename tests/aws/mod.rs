@@ -4,6 +4,7 @@
 
 mod bad_input;
 mod cli;
+mod lookup_scale;
 mod moto;
 mod pipeline;
 mod range_reads;
