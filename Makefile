@@ -36,7 +36,7 @@ validate: setup ## Static checks of infra/ and statemachine/: cfn-lint, sam vali
 	bash tests/infra/check.sh --static
 
 deploy: setup ## sam build + sam deploy (--guided the first time); ARCH must match the stack's Architecture parameter
-	sam build -t infra/template.yaml --parameter-overrides Architecture=$(ARCH)
+	sam build -t infra/template.yaml --config-file $(CURDIR)/$(SAM_CONFIG) --parameter-overrides Architecture=$(ARCH)
 	@if grep -q '^parameter_overrides' $(SAM_CONFIG); then \
 	  sam deploy --config-file $(CURDIR)/$(SAM_CONFIG); \
 	else \

@@ -322,6 +322,7 @@ class Harness:
             "AlertTopicArn": self.topic,
             "MaxConcurrency": str(max_concurrency),
             "ToleratedFailurePercentage": str(tolerated_failure_percentage),
+            "WorkBucketName": self.bucket,
         }
         text = re.sub(r"\$\{(\w+)\}", lambda m: values[m.group(1)], DEFINITION.read_text(encoding="utf-8"))
         self.machines += 1

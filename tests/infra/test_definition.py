@@ -25,6 +25,9 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 DEFINITION = ROOT / "statemachine" / "reconcile.asl.json"
 TEMPLATE = ROOT / "infra" / "template.yaml"
+SAMCONFIG = ROOT / "infra" / "samconfig.toml"
+MAKEFILE = ROOT / "Makefile"
+STATE_MACHINE_NAME = "${AWS::StackName}-reconcile"
 
 LAMBDA_INVOKE = "arn:aws:states:::lambda:invoke"
 SNS_PUBLISH = "arn:aws:states:::sns:publish"
@@ -33,6 +36,7 @@ TRANSIENT_ERRORS = {
     "Lambda.AWSLambdaException",
     "Lambda.SdkClientException",
     "Lambda.TooManyRequestsException",
+    "Lambda.ClientExecutionTimeoutException",
     "Transient",
 }
 # Our own error types (docs/contracts.md) other than Transient: retrying them repeats
@@ -161,6 +165,7 @@ def test_substituted_definition_is_valid_json_with_numeric_map_settings():
         "AlertTopicArn": "arn:aws:sns:us-east-1:123456789012:alerts",
         "MaxConcurrency": "20",
         "ToleratedFailurePercentage": "100",
+        "WorkBucketName": "recon-work",
     }
     for name in re.findall(r"\$\{([^}]+)\}", text):
         assert name in values, f"no sample value for ${{{name}}}: add one to this test"
@@ -176,7 +181,7 @@ def test_substituted_definition_is_valid_json_with_numeric_map_settings():
 def test_numeric_substitutions_come_from_bounded_number_parameters():
     template = load_template()
     subs = state_machine_resource(template)["Properties"]["DefinitionSubstitutions"]
-    for name, (low, high) in {"MaxConcurrency": (0, 10000), "ToleratedFailurePercentage": (0, 100)}.items():
+    for name, (low, high) in {"MaxConcurrency": (1, 10000), "ToleratedFailurePercentage": (0, 100)}.items():
         ref = subs[name]
         assert ref == {"Ref": name}, f"{name} substitution is {ref!r}, expected !Ref {name}"
         param = template["Parameters"][name]
@@ -230,7 +235,7 @@ def test_jsonpath_only_and_no_features_moto_lacks():
     for path, key, value in walk(definition):
         assert not (key == "QueryLanguage" and value != "JSONPath"), f"{path}: QueryLanguage {value!r}"
         assert key not in ("Arguments", "Output", "Assign"), f"{path}: {key} is JSONata/variables syntax"
-        assert key not in ("ItemBatcher", "ResultWriter"), f"{path}: {key} is not executed by moto"
+        assert key != "ItemBatcher", f"{path}: {key} is not executed by moto"
         if isinstance(value, str):
             assert "{%" not in value, f"{path}.{key}: JSONata expression {value!r}"
 
@@ -341,8 +346,8 @@ def test_fields_read_from_the_lambda_outputs_are_the_contract_ones():
     assert publish["Subject.$"] == "$.merge.alert.subject" and publish["Message.$"] == "$.merge.alert.message"
     attrs = publish["MessageAttributes"]
     assert set(attrs) == ALERT_ATTRIBUTES
-    for a, spec in attrs.items():
-        assert spec == {"DataType": "String", "StringValue.$": f"$.merge.alert.attributes.{a}"}, f"attribute {a}: {spec}"
+    assert attrs["status"] == {"DataType": "String", "StringValue.$": "$.merge.alert.attributes.status"}, attrs
+    assert attrs["pair"] == {"DataType": "String.Array", "StringValue.$": "$.merge.alert.attributes.pair"}, attrs
     assert {"subject", "message"} <= ALERT_FIELDS
 
 
@@ -401,6 +406,192 @@ def test_function_environment_follows_the_contract():
     for fn in ("recon-lookup", "recon-hash", "recon-merge"):
         assert {"RECON_BUCKET", "RECON_CONFIG_URI"} <= env[fn], (fn, env[fn])
     assert "RUST_LOG" in load_template()["Globals"]["Function"]["Environment"]["Variables"]
+
+
+# ------------------------------------------------------------------- issue 35
+
+
+def resources_of_type(template: dict, kind: str) -> dict:
+    return {n: r for n, r in template["Resources"].items() if r["Type"] == kind}
+
+
+def role_statements(template: dict, role: str) -> dict:
+    """The statements of a role's inline policies by Sid (a conditional statement's
+    true branch counts)."""
+    out = {}
+    for policy in template["Resources"][role]["Properties"]["Policies"]:
+        for s in policy["PolicyDocument"]["Statement"]:
+            if "Fn::If" in s:
+                s = s["Fn::If"][1]
+            out[s["Sid"]] = s
+    return out
+
+
+def as_list(value):
+    return value if isinstance(value, list) else [value]
+
+
+def test_sam_build_opts_into_beta_features_for_cargo_lambda():
+    """rust-cargolambda is a beta build method: without the opt-in a non-interactive
+    `sam build` stops at a prompt (issue 35, item 1)."""
+    import tomllib
+
+    config = tomllib.loads(SAMCONFIG.read_text(encoding="utf-8"))
+    build = config["default"]["build"]["parameters"]
+    assert build.get("beta_features") is True, f"[default.build.parameters] needs beta_features = true, has {build}"
+    builds = [line for line in MAKEFILE.read_text(encoding="utf-8").splitlines() if "sam build" in line and line.startswith("\t")]
+    assert builds, "the Makefile runs no `sam build`"
+    for line in builds:
+        assert "--config-file" in line and "$(SAM_CONFIG)" in line, f"`sam build` must read {SAMCONFIG.name}: {line.strip()}"
+
+
+def test_hash_throttling_has_a_first_retrier_that_outlasts_a_throttle():
+    hash_task = load_definition()["States"]["HashPartitions"]["ItemProcessor"]["States"]["Hash"]
+    first = hash_task["Retry"][0]
+    assert first == {
+        "ErrorEquals": ["Lambda.TooManyRequestsException"],
+        "IntervalSeconds": 5,
+        "BackoffRate": 2,
+        "MaxAttempts": 12,
+        "MaxDelaySeconds": 120,
+        "JitterStrategy": "FULL",
+    }, first
+    # The budget: the sum of the (uncapped-by-jitter) waits is about 20 minutes.
+    budget = sum(min(5 * 2**i, 120) for i in range(12))
+    assert 15 * 60 <= budget <= 25 * 60, budget
+    assert any(TRANSIENT_ERRORS <= set(r["ErrorEquals"]) for r in hash_task["Retry"][1:]), "the general retrier must follow"
+
+
+def test_hash_reserved_concurrency_is_a_parameter_zero_meaning_unreserved():
+    template = load_template()
+    param = template["Parameters"]["HashReservedConcurrency"]
+    assert param["Type"] == "Number" and param["Default"] == 0 and param["MinValue"] == 0, param
+    assert template["Conditions"]["HasHashReservedConcurrency"] == {
+        "Fn::Not": [{"Fn::Equals": [{"Ref": "HashReservedConcurrency"}, 0]}]
+    }
+    hash_fn = template["Resources"]["HashFunction"]["Properties"]
+    assert hash_fn["ReservedConcurrentExecutions"] == {
+        "Fn::If": ["HasHashReservedConcurrency", {"Ref": "HashReservedConcurrency"}, {"Ref": "AWS::NoValue"}]
+    }, hash_fn.get("ReservedConcurrentExecutions")
+    deploy = (ROOT / "docs" / "deploy.md").read_text(encoding="utf-8")
+    assert "HashReservedConcurrency" in deploy and "MaxConcurrency" in deploy
+
+
+def test_state_machine_role_covers_distributed_map_child_executions():
+    template = load_template()
+    assert state_machine_resource(template)["Properties"]["Name"] == {"Fn::Sub": STATE_MACHINE_NAME}
+    label = load_definition()["States"]["HashPartitions"]["Label"]
+    prefix = "arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:execution:"
+    wanted = {f"{prefix}{STATE_MACHINE_NAME}:*", f"{prefix}{STATE_MACHINE_NAME}/{label}:*"}
+    statements = role_statements(template, "StateMachineRole").values()
+    for action in ("states:DescribeExecution", "states:StopExecution", "states:RedriveExecution"):
+        granted = set()
+        for s in statements:
+            if action in as_list(s["Action"]):
+                granted |= {r["Fn::Sub"] for r in as_list(s["Resource"]) if isinstance(r, dict) and "Fn::Sub" in r}
+        assert wanted <= granted, f"{action}: {sorted(wanted - granted)} not granted"
+
+
+def test_alert_publishing_failures_end_in_fail_states():
+    states = load_definition()["States"]
+    catch = states["PublishAlert"]["Catch"]
+    assert [c["ErrorEquals"] for c in catch] == [["States.ALL"]] and catch[0]["Next"] == "AlertNotSent", catch
+    fail = states["AlertNotSent"]
+    assert fail["Type"] == "Fail" and fail["Error"] == "AlertNotSent"
+    assert "could not be published" in fail["Cause"] and "S3" in fail["Cause"], fail["Cause"]
+    catch = states["NotifyFailure"]["Catch"]
+    assert [c["ErrorEquals"] for c in catch] == [["States.ALL"]] and catch[0]["Next"] == "ReconciliationFailed", catch
+    assert catch[0]["ResultPath"] not in ("$", "$.error"), "the publish error must not replace the run's $.error"
+
+
+def test_pair_attribute_is_a_string_array_in_both_alerts():
+    states = load_definition()["States"]
+    assert states["PublishAlert"]["Parameters"]["MessageAttributes"]["pair"]["DataType"] == "String.Array"
+    pair = states["NotifyFailure"]["Parameters"]["MessageAttributes"]["pair"]
+    assert pair["DataType"] == "String.Array", pair
+    value = json.loads(pair["StringValue"])
+    assert isinstance(value, list) and all(isinstance(v, str) for v in value), pair
+
+
+def test_executions_failed_alarm_notifies_the_alert_topic():
+    template = load_template()
+    alarms = resources_of_type(template, "AWS::CloudWatch::Alarm")
+    assert len(alarms) == 1, alarms
+    a = next(iter(alarms.values()))["Properties"]
+    assert (a["Namespace"], a["MetricName"], a["Statistic"]) == ("AWS/States", "ExecutionsFailed", "Sum")
+    assert a["Dimensions"] == [{"Name": "StateMachineArn", "Value": {"Ref": "ReconcileStateMachine"}}]
+    assert a["Period"] == 300 and a["Threshold"] == 1 and a["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
+    assert a["TreatMissingData"] == "notBreaching"
+    assert a["AlarmActions"] == [{"Ref": "AlertTopic"}]
+    # The topic is encrypted with ReconKey: CloudWatch needs the key and the topic policy.
+    key = template["Resources"]["ReconKey"]["Properties"]["KeyPolicy"]["Statement"]
+    cw = [s for s in key if s["Principal"].get("Service") == "cloudwatch.amazonaws.com"]
+    assert cw and {"kms:Decrypt", "kms:GenerateDataKey*"} <= set(cw[0]["Action"]), cw
+    policies = resources_of_type(template, "AWS::SNS::TopicPolicy")
+    assert len(policies) == 1
+    policy = next(iter(policies.values()))["Properties"]
+    assert policy["Topics"] == [{"Ref": "AlertTopic"}]
+    pub = [s for s in policy["PolicyDocument"]["Statement"] if s["Principal"].get("Service") == "cloudwatch.amazonaws.com"]
+    assert pub and pub[0]["Action"] == "sns:Publish", pub
+    cond = pub[0]["Condition"]
+    assert "aws:SourceArn" in cond["ArnLike"] and "aws:SourceAccount" in cond["StringEquals"], cond
+
+
+def test_the_map_writes_its_results_to_s3_under_the_run():
+    definition = load_definition()
+    m = definition["States"]["HashPartitions"]
+    # Not paths into the state: moto evaluates ResultWriter's Parameters against the
+    # Map's result array, AWS against its input; the substitution and the context
+    # object mean the same in both.
+    assert m["ResultWriter"] == {
+        "Resource": "arn:aws:states:::s3:putObject",
+        "Parameters": {"Bucket": "${WorkBucketName}", "Prefix.$": "States.Format('runs/{}/map-results', $$.Execution.Name)"},
+    }, m.get("ResultWriter")
+    subs = state_machine_resource(load_template())["Properties"]["DefinitionSubstitutions"]
+    assert subs["WorkBucketName"] == {"Ref": "WorkBucket"}, subs
+    assert "lacks ResultWriter" not in m["Comment"]
+    template = load_template()
+    statements = role_statements(template, "StateMachineRole")
+    s = statements["ResultWriterWritesMapResults"]
+    assert "s3:PutObject" in s["Action"] and s["Resource"] == {"Fn::Sub": "${WorkBucket.Arn}/runs/*/map-results/*"}, s
+    key = [s for s in statements.values() if s["Resource"] == {"Fn::GetAtt": "ReconKey.Arn"}]
+    assert key and {"kms:GenerateDataKey", "kms:Decrypt"} <= set(key[0]["Action"]), key
+
+
+def test_hash_role_lists_the_same_data_buckets_it_reads():
+    statements = role_statements(load_template(), "HashRole")
+    assert statements["ListDataBuckets"]["Action"] == "s3:ListBucket"
+    listed = [r["Fn::Sub"] for r in statements["ListDataBuckets"]["Resource"]]
+    read = [r["Fn::Sub"] for r in statements["ReadDataObjects"]["Resource"]]
+    assert [[arn.removesuffix("/*"), sel] for arn, sel in read] == [list(x) for x in listed], (listed, read)
+
+
+def test_merge_role_has_no_glue_grants_and_no_ledger_catalog_environment():
+    template = load_template()
+    for sid, s in role_statements(template, "MergeRole").items():
+        actions = as_list(s["Action"])
+        assert not [a for a in actions if a.startswith("glue:")], f"MergeRole {sid}: unused Glue grant {actions}"
+    env = template["Resources"]["MergeFunction"]["Properties"]["Environment"]["Variables"]
+    assert not {"RECON_LEDGER_DATABASE", "RECON_LEDGER_TABLE"} & set(env), env
+    for folder in ("src", "functions"):
+        for path in (ROOT / folder).rglob("*.rs"):
+            text = path.read_text(encoding="utf-8")
+            assert "RECON_LEDGER_" not in text, f"{path} reads a ledger env var the template no longer sets"
+
+
+def test_work_bucket_removes_expired_delete_markers():
+    rules = load_template()["Resources"]["WorkBucket"]["Properties"]["LifecycleConfiguration"]["Rules"]
+    markers = [r for r in rules if r.get("ExpiredObjectDeleteMarker") is True]
+    assert markers, "no lifecycle rule has ExpiredObjectDeleteMarker: true"
+    assert "NoncurrentVersionExpiration" in markers[0], "versioned bucket: the rule must also expire noncurrent versions"
+    versioning = load_template()["Resources"]["WorkBucket"]["Properties"]["VersioningConfiguration"]
+    assert versioning["Status"] == "Enabled"
+
+
+def test_deploy_doc_says_data_buckets_are_in_the_stacks_region():
+    deploy = (ROOT / "docs" / "deploy.md").read_text(encoding="utf-8")
+    assert re.search(r"data buckets? must be in the stack's region", deploy, re.I), "docs/deploy.md: say where the data buckets must be"
+    assert "beta_features" in deploy
 
 
 # ------------------------------------------------------------------- runner

@@ -104,7 +104,7 @@ class Stubs:
             "alert": {
                 "subject": f"glue-recon {status}: orders",
                 "message": f"{status} orders: 3 keys missing in target" + "x" * self.alert_padding,
-                "attributes": {"status": status, "pair": "orders"},
+                "attributes": {"status": status, "pair": json.dumps(["orders"])},
             },
         }, False
 
@@ -159,7 +159,35 @@ def test_on_demand_fail_runs_every_item_and_alerts():
     assert len(alerts) == 1, alerts
     assert alerts[0]["Subject"] == "glue-recon FAIL: orders"
     assert alerts[0]["Message"].startswith("FAIL orders")
-    assert attributes(alerts[0]) == {"status": "FAIL", "pair": "orders"}
+    assert attributes(alerts[0]) == {"status": "FAIL", "pair": json.dumps(["orders"])}
+
+
+def test_the_map_writes_its_results_under_the_run_not_into_the_state():
+    h = harness()
+    h.stubs.merge_status = "PASS"
+    done = h.run(h.machine(), {"pairs": ["orders"]})
+    assert done["status"] == "SUCCEEDED", done
+    name = done["executionArn"].rsplit(":", 1)[1]
+    listed = h.client("s3").list_objects_v2(Bucket=BUCKET, Prefix=f"runs/{name}/map-results/")
+    keys = [o["Key"] for o in listed.get("Contents", [])]
+    assert any(k.endswith("/manifest.json") for k in keys), keys
+    merge_in = h.stubs.calls[-1][1]
+    assert "error" not in merge_in and set(merge_in) == {"run_id", "bucket", "manifest_key", "item_count", "pairs", "trigger"}
+
+
+def test_an_alert_that_cannot_be_published_fails_the_execution_as_alert_not_sent():
+    h = harness()
+    h.client("sns").delete_topic(TopicArn=h.topic)
+    try:
+        done = h.run(h.machine(), {"pairs": ["orders"]})
+    finally:
+        h.topic = h.client("sns").create_topic(Name="alerts")["TopicArn"]
+        queue_arn = h.client("sqs").get_queue_attributes(QueueUrl=h.queue, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        h.client("sns").subscribe(TopicArn=h.topic, Protocol="sqs", Endpoint=queue_arn)
+    assert done["status"] == "FAILED", done
+    assert done.get("error") == "AlertNotSent", done
+    assert "could not be published" in done.get("cause", ""), done
+    assert called(h)[-1] == "merge", called(h)
 
 
 def test_pass_sends_no_alert():
@@ -202,7 +230,7 @@ def test_a_data_error_in_lookup_is_not_retried_and_sends_the_failure_alert():
     assert len(alerts) == 1, alerts
     assert alerts[0]["Subject"] == "glue-recon: reconciliation could not run"
     assert "Error: InvalidConfig" in alerts[0]["Message"] and "unknown pair `nope`" in alerts[0]["Message"]
-    assert attributes(alerts[0]) == {"status": "ERROR", "pair": "*"}
+    assert attributes(alerts[0]) == {"status": "ERROR", "pair": json.dumps(["*"])}
 
 
 def test_transient_is_retried():
