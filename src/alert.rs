@@ -13,8 +13,11 @@ use crate::partial::FindingKind;
 use crate::report::{Report, Status};
 use crate::runner::ReportLocation;
 
-/// SNS's limit on a subject.
-pub const SUBJECT_MAX: usize = 100;
+/// The longest subject sent: SNS takes subjects under 100 characters.
+pub const SUBJECT_MAX: usize = 99;
+/// Pairs named in the `pair` attribute; a run over more names the first ones (the
+/// message and the reports name them all).
+pub const ATTRIBUTE_PAIRS_MAX: usize = 100;
 /// Sample keys shown per finding kind.
 const SAMPLE_KEYS: usize = 3;
 /// Columns shown in "columns that differ most".
@@ -25,7 +28,9 @@ const TOP_COLUMNS: usize = 5;
 pub struct AlertAttributes {
     /// The worst verdict: `PASS`, `WARN` or `FAIL`.
     pub status: String,
-    /// The pair, or the pairs joined with `,` when a run covers several.
+    /// The pairs of the run as JSON array text (`["orders","customers"]`), the value
+    /// of an SNS `String.Array` attribute, so a filter policy on one pair matches a
+    /// run over several; at most [`ATTRIBUTE_PAIRS_MAX`] names.
     pub pair: String,
 }
 
@@ -70,7 +75,17 @@ impl NotRun {
     }
 }
 
-/// SNS subjects must be ASCII without control characters, at most 100 long.
+/// The `pair` attribute's value: the names as a JSON array of strings.
+fn pair_attribute<S: AsRef<str>>(names: &[S]) -> String {
+    let names: Vec<&str> = names
+        .iter()
+        .take(ATTRIBUTE_PAIRS_MAX)
+        .map(AsRef::as_ref)
+        .collect();
+    serde_json::to_string(&names).expect("a list of strings serializes")
+}
+
+/// SNS subjects must be ASCII without control characters, under 100 long.
 fn subject_text(text: &str) -> String {
     let clean: String = text
         .chars()
@@ -215,7 +230,7 @@ impl Alert {
             message,
             attributes: AlertAttributes {
                 status: "ERROR".into(),
-                pair: names.join(","),
+                pair: pair_attribute(&names),
             },
         }
     }
@@ -270,7 +285,7 @@ impl Alert {
             message,
             attributes: AlertAttributes {
                 status: "ERROR".into(),
-                pair: pairs.join(","),
+                pair: pair_attribute(&pairs),
             },
         })
     }
@@ -332,7 +347,7 @@ impl Alert {
             message,
             attributes: AlertAttributes {
                 status: worst.to_string(),
-                pair: pairs.join(","),
+                pair: pair_attribute(&pairs),
             },
         }
     }

@@ -1,5 +1,6 @@
 //! [`SnsPublisher`]: publishes an [`Alert`] to an SNS topic, with the message
-//! attributes `status` and `pair` for subscription filter policies.
+//! attributes `status` (String) and `pair` (String.Array) for subscription filter
+//! policies.
 
 use aws_config::SdkConfig;
 use aws_sdk_sns::Client;
@@ -16,9 +17,11 @@ pub struct SnsPublisher {
     topic_arn: String,
 }
 
-fn attribute(name: &str, value: &str) -> Result<MessageAttributeValue> {
+/// A message attribute of SNS data type `data_type` (`String`, or `String.Array`
+/// whose value is JSON array text).
+fn attribute(name: &str, data_type: &str, value: &str) -> Result<MessageAttributeValue> {
     MessageAttributeValue::builder()
-        .data_type("String")
+        .data_type(data_type)
         .string_value(value)
         .build()
         .map_err(|e| ReconError::InvalidInput(format!("alert attribute `{name}`: {e}")))
@@ -47,8 +50,14 @@ impl SnsPublisher {
             .topic_arn(arn)
             .subject(&alert.subject)
             .message(&alert.message)
-            .message_attributes("status", attribute("status", &alert.attributes.status)?)
-            .message_attributes("pair", attribute("pair", &alert.attributes.pair)?)
+            .message_attributes(
+                "status",
+                attribute("status", "String", &alert.attributes.status)?,
+            )
+            .message_attributes(
+                "pair",
+                attribute("pair", "String.Array", &alert.attributes.pair)?,
+            )
             .send()
             .await
             .map_err(|e| {

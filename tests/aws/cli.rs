@@ -191,7 +191,8 @@ async fn cli_on_glue_and_s3_matches_local_writes_s3_and_alerts_sns() {
         "masked e-mail values must not appear: {body}"
     );
     assert_eq!(m["MessageAttributes"]["status"]["Value"], "FAIL");
-    assert_eq!(m["MessageAttributes"]["pair"]["Value"], "orders");
+    assert_eq!(m["MessageAttributes"]["pair"]["Value"], r#"["orders"]"#);
+    assert_eq!(m["MessageAttributes"]["pair"]["Type"], "String.Array");
 }
 
 /// A pair that cannot run (its source is gone) still reaches the subscribers: an
@@ -242,7 +243,8 @@ async fn a_pair_that_cannot_run_alerts_sns_as_error() {
     assert!(body.contains("orders (TableNotFound)"), "{body}");
     assert!(body.contains(&format!("s3://{bucket}/gone/")), "{body}");
     assert_eq!(m["MessageAttributes"]["status"]["Value"], "ERROR");
-    assert_eq!(m["MessageAttributes"]["pair"]["Value"], "orders");
+    assert_eq!(m["MessageAttributes"]["pair"]["Value"], r#"["orders"]"#);
+    assert_eq!(m["MessageAttributes"]["pair"]["Type"], "String.Array");
 }
 
 /// An `--out` on S3 that cannot be written (its bucket does not exist) fails before

@@ -102,7 +102,7 @@ async fn lookup_hash_merge_on_moto_match_a_local_run() {
     );
     assert_eq!(report.trigger, "on-demand");
     assert_eq!(merged.alert.attributes.status, local.status.to_string());
-    assert_eq!(merged.alert.attributes.pair, "orders");
+    assert_eq!(merged.alert.attributes.pair, r#"["orders"]"#);
     assert!(merged.alert.message.contains(&merged.html_uri));
     // The merge recorded the run: one ledger object and the regenerated dashboard.
     let ledger_key = format!(

@@ -310,7 +310,7 @@ def test_on_demand_run_reports_what_a_local_run_reports_and_alerts():
     assert len(alerts) == 1, alerts
     alert = alerts[0]
     assert alert["Subject"].startswith("glue-recon FAIL") and PAIR in alert["Subject"], alert["Subject"]
-    assert attributes(alert) == {"status": "FAIL", "pair": PAIR}, attributes(alert)
+    assert attributes(alert) == {"status": "FAIL", "pair": json.dumps([PAIR], separators=(",", ":"))}, attributes(alert)
     assert out["report_uri"] in alert["Message"] and out["html_uri"] in alert["Message"], alert["Message"]
     assert "MISSING_IN_TARGET" in alert["Message"], alert["Message"]
     assert "@example.com" not in alert["Message"], "the masked email column never reaches the alert"
