@@ -570,10 +570,9 @@ pub fn rfc3339(at: chrono::DateTime<chrono::Utc>) -> String {
     at.format("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
-/// A report of pair `p` (key `id`, run `now`) over one partition of 1000 rows a side
-/// with `mismatch` mismatched rows: for tests of what reads reports.
+/// Pair `p` keyed by `id`, and the meta of run `run_id`: for tests that build reports.
 #[cfg(test)]
-pub(crate) fn one_partition_report(mismatch: u64) -> Report {
+pub(crate) fn test_pair_and_meta(run_id: &str) -> (PairConfig, RunMeta) {
     let pair = crate::config::Config::parse(
         "[[pair]]\nname='p'\nsource='s'\ntarget='t'\nkey=['id']\n",
         "t",
@@ -582,10 +581,18 @@ pub(crate) fn one_partition_report(mismatch: u64) -> Report {
     .pairs
     .remove(0);
     let meta = RunMeta {
-        run_id: "now".into(),
+        run_id: run_id.into(),
         trigger: "on-demand".into(),
         started_at: "2026-01-02T00:00:00Z".into(),
     };
+    (pair, meta)
+}
+
+/// A report of pair `p` (key `id`, run `now`) over one partition of 1000 rows a side
+/// with `mismatch` mismatched rows: for tests of what reads reports.
+#[cfg(test)]
+pub(crate) fn one_partition_report(mismatch: u64) -> Report {
+    let (pair, meta) = test_pair_and_meta("now");
     let partial = PartialDiff {
         schema_version: crate::partial::PARTIAL_SCHEMA_VERSION,
         pair: "p".into(),
@@ -654,18 +661,7 @@ mod tests {
 
     #[test]
     fn a_report_from_sample_views_equals_the_report_from_every_finding() {
-        let pair = crate::config::Config::parse(
-            "[[pair]]\nname='p'\nsource='s'\ntarget='t'\nkey=['id']\n",
-            "t",
-        )
-        .unwrap()
-        .pairs
-        .remove(0);
-        let meta = RunMeta {
-            run_id: "r".into(),
-            trigger: "on-demand".into(),
-            started_at: "2026-01-02T00:00:00Z".into(),
-        };
+        let (pair, meta) = test_pair_and_meta("r");
         // Partitions with more, as many and fewer findings of a kind than the limit.
         let full: Vec<PartialDiff> = [("c", 40), ("a", 7), ("b", 0), ("d", 3)]
             .into_iter()
