@@ -77,6 +77,21 @@ pub enum ReconError {
         #[source]
         source: std::io::Error,
     },
+    /// The local temporary storage a large partition's key index spills to is full
+    /// or unusable: not retried (a retry fills it again), the message names the
+    /// settings that give it room.
+    #[error(
+        "local storage {} failed: {reason}; make room there: on a laptop set TMPDIR to a \
+         folder with room, in AWS raise the stack parameter HashTmpStorage (recon-hash's \
+         /tmp, at most 10240 MB) or HashMemory (the index then fits memory)",
+        path.display()
+    )]
+    LocalStorage {
+        /// The folder (or file) that failed.
+        path: PathBuf,
+        /// The OS error.
+        reason: String,
+    },
     /// The AWS SDK lacks what every call needs (a region, credentials): not retried.
     #[error("AWS is not set up: {0}")]
     AwsSetup(String),
@@ -105,7 +120,9 @@ impl ReconError {
             ReconError::AccessDenied { .. } => "AccessDenied",
             ReconError::AwsSetup(_) => "AwsSetup",
             ReconError::Transient { .. } => "Transient",
-            ReconError::Io { .. } | ReconError::Write { .. } => "Transient",
+            ReconError::Io { .. } => "Io",
+            ReconError::LocalStorage { .. } => "LocalStorage",
+            ReconError::Write { .. } => "WriteFailed",
         }
     }
 
@@ -120,3 +137,90 @@ impl ReconError {
 
 /// The engine's result type.
 pub type Result<T, E = ReconError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One error of each variant (the match makes a new variant fail to compile here
+    /// until it is added).
+    fn one_of_each() -> Vec<ReconError> {
+        let all = vec![
+            ReconError::InvalidConfig {
+                file: "f".into(),
+                message: "m".into(),
+            },
+            ReconError::InvalidInput("i".into()),
+            ReconError::TableNotFound {
+                location: "l".into(),
+                reason: "r".into(),
+            },
+            ReconError::CorruptParquet {
+                file: "f".into(),
+                reason: "r".into(),
+            },
+            ReconError::SchemaMismatch {
+                table: "t".into(),
+                reason: "r".into(),
+            },
+            ReconError::UnsupportedType {
+                column: "c".into(),
+                data_type: "d".into(),
+            },
+            ReconError::AccessDenied {
+                resource: "r".into(),
+                reason: "r".into(),
+            },
+            ReconError::Transient {
+                resource: "r".into(),
+                reason: "r".into(),
+            },
+            ReconError::io("/p", std::io::Error::other("e")),
+            ReconError::LocalStorage {
+                path: "/tmp".into(),
+                reason: "r".into(),
+            },
+            ReconError::AwsSetup("a".into()),
+            ReconError::Write {
+                target: "t".into(),
+                reason: "r".into(),
+            },
+        ];
+        for e in &all {
+            match e {
+                ReconError::InvalidConfig { .. }
+                | ReconError::InvalidInput(_)
+                | ReconError::TableNotFound { .. }
+                | ReconError::CorruptParquet { .. }
+                | ReconError::SchemaMismatch { .. }
+                | ReconError::UnsupportedType { .. }
+                | ReconError::AccessDenied { .. }
+                | ReconError::Transient { .. }
+                | ReconError::Io { .. }
+                | ReconError::LocalStorage { .. }
+                | ReconError::AwsSetup(_)
+                | ReconError::Write { .. } => {}
+            }
+        }
+        all
+    }
+
+    #[test]
+    fn every_error_type_is_in_the_contracts_list_and_only_transient_is_transient() {
+        let contracts = include_str!("../docs/contracts.md");
+        let list = contracts
+            .split("Error types (`errorType` of a failed invocation):")
+            .nth(1)
+            .and_then(|rest| rest.split(".\n").next())
+            .expect("docs/contracts.md lists the error types");
+        for e in one_of_each() {
+            let ty = e.error_type();
+            assert!(
+                list.contains(&format!("`{ty}`")),
+                "`{ty}` of {e:?} is not documented"
+            );
+            let transient = matches!(e, ReconError::Transient { .. });
+            assert_eq!(ty == "Transient", transient, "{e:?} is typed {ty}");
+        }
+    }
+}

@@ -37,15 +37,20 @@ pub(super) struct OnDisk {
 }
 
 impl OnDisk {
-    /// An empty file for `buckets` buckets.
+    /// An empty file in the temporary folder for `buckets` buckets.
     pub(super) fn new(buckets: usize) -> Result<Self> {
         let dir = std::env::temp_dir();
-        let file = tempfile::tempfile_in(&dir).map_err(|e| write_error(&dir, e))?;
-        Ok(OnDisk {
+        let file = tempfile::tempfile_in(&dir).map_err(|e| storage_error(&dir, e))?;
+        Ok(Self::in_file(file, dir, buckets))
+    }
+
+    /// `buckets` buckets in `file` (empty), which lives in `dir`.
+    fn in_file(file: File, dir: PathBuf, buckets: usize) -> Self {
+        OnDisk {
             file: Mutex::new((file, 0)),
             pieces: (0..buckets).map(|_| Mutex::new(Vec::new())).collect(),
             dir,
-        })
+        }
     }
 
     /// Append one task's chunks (one per bucket; empty ones are skipped).
@@ -65,7 +70,7 @@ impl OnDisk {
             file.0
                 .seek(SeekFrom::Start(base))
                 .and_then(|_| file.0.write_all(&buf))
-                .map_err(|e| write_error(&self.dir, e))?;
+                .map_err(|e| storage_error(&self.dir, e))?;
             file.1 += buf.len() as u64;
             base
         };
@@ -90,21 +95,18 @@ impl OnDisk {
                 file.0
                     .seek(SeekFrom::Start(offset))
                     .and_then(|_| file.0.read_exact(&mut buf))
-                    .map_err(|e| ReconError::io(&self.dir, e))?;
+                    .map_err(|e| storage_error(&self.dir, e))?;
                 Ok(decode(&buf))
             })
             .collect()
     }
 }
 
-/// A temporary index file in `dir` could not be made or written.
-fn write_error(dir: &Path, e: std::io::Error) -> ReconError {
-    ReconError::Write {
-        target: format!("a temporary index file in {}", dir.display()),
-        reason: format!(
-            "{e} (make room there, set TMPDIR to a folder with room, or in Lambda raise \
-             the hash function's ephemeral storage)"
-        ),
+/// The temporary index file in `dir` could not be made, written or read back.
+fn storage_error(dir: &Path, e: std::io::Error) -> ReconError {
+    ReconError::LocalStorage {
+        path: dir.to_path_buf(),
+        reason: format!("the key index of a large partition spills there: {e}"),
     }
 }
 
@@ -249,5 +251,37 @@ mod tests {
         assert_eq!((two[0].0, &two[0].1), (Side::Target, &vec![2]));
         assert_eq!((two[1].0, &two[1].1), (Side::Source, &vec![3]));
         assert!(seen(2).is_empty(), "taken once");
+    }
+
+    #[test]
+    fn a_full_disk_is_a_local_storage_error_naming_the_settings() {
+        // /dev/full accepts the seek and fails every write with ENOSPC, as a full /tmp.
+        let full = File::options()
+            .read(true)
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let disk = OnDisk::in_file(full, PathBuf::from("/tmp"), 1);
+        let chunk = Chunk {
+            recs: vec![Rec {
+                row_hash: [1, 2, 3, 4],
+                join_bits: 5,
+                key_len: 1,
+                loc: RowLoc { file: 0, row: 0 }.packed(),
+            }],
+            keys: b"k".to_vec(),
+            tol: Vec::new(),
+        };
+        let e = disk.write(Side::Source, &[chunk]).unwrap_err();
+        assert_eq!(e.error_type(), "LocalStorage", "{e}");
+        let text = e.to_string();
+        for named in [
+            "/tmp",
+            "No space left on device",
+            "TMPDIR",
+            "HashTmpStorage",
+        ] {
+            assert!(text.contains(named), "`{named}` not in: {text}");
+        }
     }
 }

@@ -375,3 +375,38 @@ fn json_output_names_the_pairs_that_could_not_run() {
     assert_eq!(one["status"], "ERROR", "{one:#}");
     assert_eq!(one["error_type"], "TableNotFound");
 }
+
+#[test]
+fn a_temporary_folder_without_room_fails_each_partition_naming_the_settings() {
+    let lab = three_partitions();
+    let config = lab.write_config(&["id"], "");
+    // TMPDIR names a file: the spill file cannot be made there, as in a full /tmp.
+    let not_a_folder = lab.put("not-a-folder", b"");
+    let not_a_folder = not_a_folder.to_str().unwrap();
+    let out = lab.cli_env(
+        &[
+            "run",
+            "--config",
+            config.to_str().unwrap(),
+            "--out",
+            "out",
+            "--json",
+            "--index-memory",
+            "0",
+        ],
+        &[("TMPDIR", not_a_folder)],
+    );
+    let json = out.expect_code(1).json();
+    assert_eq!(json["status"], "FAIL", "{json:#}");
+    assert_eq!(json["complete"], false, "{json:#}");
+    let partitions = json["partitions"].as_array().unwrap();
+    assert_eq!(partitions.len(), 3, "{json:#}");
+    for p in partitions {
+        assert_eq!(p["status"], "failed", "{p:#}");
+        assert_eq!(p["error"]["error_type"], "LocalStorage", "{p:#}");
+        let message = p["error"]["message"].as_str().unwrap();
+        for named in [not_a_folder, "TMPDIR", "HashTmpStorage"] {
+            assert!(message.contains(named), "`{named}` not in: {message}");
+        }
+    }
+}

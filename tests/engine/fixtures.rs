@@ -183,6 +183,11 @@ impl Lab {
         cli_in(self.root(), args)
     }
 
+    /// [`Lab::cli`] with environment variables set for the binary.
+    pub fn cli_env(&self, args: &[&str], env: &[(&str, &str)]) -> CliOutput {
+        cli_in_env(self.root(), args, env)
+    }
+
     /// `glue-recon run --config CONFIG --out out --json`, expecting exit `code`: the
     /// JSON it printed.
     pub fn run_json(&self, config: &Path, code: i32) -> serde_json::Value {
@@ -317,10 +322,16 @@ impl CliOutput {
 
 /// Run the CLI binary with `args` in `dir`.
 pub fn cli_in(dir: &Path, args: &[&str]) -> CliOutput {
+    cli_in_env(dir, args, &[])
+}
+
+/// Run the CLI binary with `args` in `dir`, with `env` set.
+pub fn cli_in_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> CliOutput {
     let out = Command::new(env!("CARGO_BIN_EXE_glue-recon"))
         .args(args)
         .current_dir(dir)
         .env_remove("GLUE_RECON_LOG")
+        .envs(env.iter().copied())
         .output()
         .expect("the glue-recon binary runs");
     CliOutput {

@@ -48,6 +48,10 @@ DATA_ERRORS = {
     "CorruptParquet",
     "SchemaMismatch",
     "AccessDenied",
+    "AwsSetup",
+    "LocalStorage",
+    "Io",
+    "WriteFailed",
 }
 CATCH_ALL_RETRY = {"States.ALL", "States.TaskFailed"}
 # Field names of docs/contracts.md the definition relies on.
@@ -277,6 +281,16 @@ def test_no_lambda_retry_repeats_a_data_error():
             named = set(r["ErrorEquals"])
             assert not named & DATA_ERRORS, f"{name}: retries data errors {sorted(named & DATA_ERRORS)}"
             assert not named & CATCH_ALL_RETRY, f"{name}: {sorted(named & CATCH_ALL_RETRY)} would retry data errors too"
+
+
+def test_every_documented_error_type_is_either_retried_or_a_data_error():
+    text = (ROOT / "docs" / "contracts.md").read_text()
+    sentence = re.search(r"Error types \(`errorType` of a failed invocation\):(.*?)\.\n", text, re.S)
+    assert sentence, "docs/contracts.md lost its list of error types"
+    documented = set(re.findall(r"`(\w+)`", sentence.group(1)))
+    assert documented == DATA_ERRORS | {"Transient"}, (
+        f"documented {sorted(documented)} vs tested {sorted(DATA_ERRORS | {'Transient'})}"
+    )
 
 
 def test_lookup_map_and_merge_catch_everything_into_the_failure_alert():

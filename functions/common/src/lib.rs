@@ -24,7 +24,8 @@ pub const RUST_LOG: &str = "RUST_LOG";
 #[error("{error_type}: {message}")]
 pub struct FunctionError {
     /// Stable name (see docs/contracts.md): `InvalidConfig`, `InvalidInput`,
-    /// `TableNotFound`, `CorruptParquet`, `SchemaMismatch`, `AccessDenied`, `Transient`.
+    /// `TableNotFound`, `CorruptParquet`, `SchemaMismatch`, `AccessDenied`, `AwsSetup`,
+    /// `LocalStorage`, `Io`, `WriteFailed`, `Transient`.
     pub error_type: String,
     /// What went wrong, naming the URI, ARN or table.
     pub message: String,
