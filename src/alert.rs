@@ -8,6 +8,7 @@ use std::fmt::Write;
 
 use serde::{Deserialize, Serialize};
 
+use crate::bounded::{ALERT_MESSAGE_MAX, prefix, shortened};
 use crate::error::ReconError;
 use crate::partial::FindingKind;
 use crate::report::{Report, Status};
@@ -22,6 +23,13 @@ pub const ATTRIBUTE_PAIRS_MAX: usize = 100;
 const SAMPLE_KEYS: usize = 3;
 /// Columns shown in "columns that differ most".
 const TOP_COLUMNS: usize = 5;
+/// Partitions not reconciled named per pair; the rest are counted.
+pub const FAILED_PARTITIONS_SHOWN: usize = 10;
+/// The longest error text quoted for a partition.
+const PARTITION_ERROR_MAX: usize = 400;
+/// Room kept under [`ALERT_MESSAGE_MAX`] for the note on what was left out and the
+/// dashboard line.
+const MESSAGE_TAIL_ROOM: usize = 1024;
 
 /// Message attributes of an alert.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -40,7 +48,9 @@ pub struct Alert {
     /// At most [`SUBJECT_MAX`] printable ASCII characters, no line breaks.
     pub subject: String,
     /// Plain text for a person: verdict first, then counts, columns, samples and
-    /// where the reports are.
+    /// where the reports are; at most [`ALERT_MESSAGE_MAX`] bytes (the first
+    /// [`FAILED_PARTITIONS_SHOWN`] failed partitions of a pair, the worst pairs first,
+    /// and counts of what was left out).
     pub message: String,
     /// For subscription filter policies.
     pub attributes: AlertAttributes,
@@ -155,14 +165,27 @@ fn pair_section(out: &mut String, r: &Report, loc: &ReportLocation) {
     for kind in FindingKind::ALL {
         let _ = writeln!(out, "    {:<18} {:>10}", kind.as_str(), t.of(kind));
     }
-    for p in r.partitions.iter().filter(|p| p.error.is_some()) {
-        if let Some(e) = &p.error {
-            let _ = writeln!(
-                out,
-                "  partition {} not reconciled ({}): {}",
-                p.partition, e.error_type, e.message
-            );
-        }
+    let failed: Vec<_> = r
+        .partitions
+        .iter()
+        .filter_map(|p| p.error.as_ref().map(|e| (p, e)))
+        .collect();
+    for (p, e) in failed.iter().take(FAILED_PARTITIONS_SHOWN) {
+        let _ = writeln!(
+            out,
+            "  partition {} not reconciled ({}): {}",
+            p.partition,
+            e.error_type,
+            shortened(&e.message, PARTITION_ERROR_MAX)
+        );
+    }
+    if failed.len() > FAILED_PARTITIONS_SHOWN {
+        let _ = writeln!(
+            out,
+            "  ... and {} more partitions not reconciled (all {} are in the report)",
+            failed.len() - FAILED_PARTITIONS_SHOWN,
+            failed.len()
+        );
     }
     if !r.columns.is_empty() {
         let top: Vec<String> = r
@@ -204,10 +227,30 @@ fn pair_section(out: &mut String, r: &Report, loc: &ReportLocation) {
     let _ = writeln!(out, "  html:   {}", loc.html);
 }
 
+/// `message` within [`ALERT_MESSAGE_MAX`] less the tail room: whole lines from the
+/// start (the worst pair leads), then a line saying how many were left out.
+fn bounded_message(message: String) -> String {
+    let max = ALERT_MESSAGE_MAX - MESSAGE_TAIL_ROOM;
+    if message.len() <= max {
+        return message;
+    }
+    let head = prefix(&message, max);
+    let kept = head.rfind('\n').map_or(head.len(), |i| i + 1);
+    let left_out = message[kept..].lines().count();
+    let mut out = message[..kept].to_string();
+    let _ = writeln!(
+        out,
+        "... {left_out} more lines left out (an alert is at most {} KiB): every pair's report has them all",
+        ALERT_MESSAGE_MAX / 1024
+    );
+    out
+}
+
 impl Alert {
     /// Add the link to the dashboard (`dashboard/index.html`) at the end of the message.
     pub fn with_dashboard(mut self, uri: &str) -> Alert {
-        let _ = writeln!(self.message, "dashboard: {uri}");
+        let line = format!("dashboard: {uri}");
+        let _ = writeln!(self.message, "{}", shortened(&line, MESSAGE_TAIL_ROOM / 2));
         self
     }
 
@@ -227,7 +270,7 @@ impl Alert {
         }
         Alert {
             subject: subject_text(&subject),
-            message,
+            message: bounded_message(message),
             attributes: AlertAttributes {
                 status: "ERROR".into(),
                 pair: pair_attribute(&names),
@@ -282,7 +325,7 @@ impl Alert {
                 not_pass.len(),
                 not_pass.join(", ")
             )),
-            message,
+            message: bounded_message(message),
             attributes: AlertAttributes {
                 status: "ERROR".into(),
                 pair: pair_attribute(&pairs),
@@ -344,7 +387,7 @@ impl Alert {
         }
         Alert {
             subject: subject_text(&subject),
-            message,
+            message: bounded_message(message),
             attributes: AlertAttributes {
                 status: worst.to_string(),
                 pair: pair_attribute(&pairs),
@@ -398,5 +441,48 @@ mod tests {
         assert!(s.len() <= SUBJECT_MAX, "{}", s.len());
         assert!(s.chars().all(|c| c.is_ascii() && !c.is_ascii_control()));
         assert_eq!(subject_text("ok é\n"), "ok   ");
+    }
+
+    #[test]
+    fn a_run_over_many_pairs_is_cut_at_whole_lines_worst_first() {
+        let reports: Vec<Report> = (0..400)
+            .map(|i| {
+                let mut r = crate::report::one_partition_report(if i % 2 == 0 { 3 } else { 0 });
+                r.pair = format!("pair{i:03}");
+                if i % 2 == 1 {
+                    r.status = Status::Pass;
+                }
+                r
+            })
+            .collect();
+        let locs: Vec<ReportLocation> = reports
+            .iter()
+            .map(|r| ReportLocation::of(format!("s3://b/reports/{}/now", r.pair), r))
+            .collect();
+        let refs: Vec<WrittenReport<'_>> = reports.iter().zip(&locs).collect();
+        let alert = Alert::for_reports(&refs).with_dashboard("s3://b/dashboard/index.html");
+        let m = &alert.message;
+        assert!(m.len() <= ALERT_MESSAGE_MAX, "{}", m.len());
+        assert!(
+            m.starts_with("glue-recon reconciliation: FAIL (400 pairs)"),
+            "{m}"
+        );
+        // The worst lead: the first section is a failing pair's.
+        let first = m.lines().nth(2).unwrap();
+        assert!(first.starts_with("FAIL pair000"), "{first}");
+        let note = m.lines().rev().nth(1).unwrap();
+        assert!(
+            note.starts_with("... ") && note.contains("more lines left out"),
+            "{note}"
+        );
+        assert!(
+            m.ends_with("dashboard: s3://b/dashboard/index.html\n"),
+            "{m}"
+        );
+        let left_out: usize = note.split(' ').nth(1).unwrap().parse().unwrap();
+        assert!(left_out > 0, "{note}");
+        // Cut at a line end: the line before the note is a whole line of a section.
+        let before = m.lines().rev().nth(2).unwrap();
+        assert!(before.starts_with("  ") || before.is_empty(), "{before}");
     }
 }

@@ -21,6 +21,7 @@
 
 pub mod alert;
 pub mod aws;
+pub mod bounded;
 pub mod budget;
 pub mod canonical;
 pub mod config;

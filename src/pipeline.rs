@@ -49,6 +49,11 @@ pub const GLUE_JOB_STATE_CHANGE: &str = "Glue Job State Change";
 const ITEM_PUTS_IN_FLIGHT: usize = 32;
 /// Partials a merge reads at once.
 const PARTIAL_GETS_IN_FLIGHT: usize = 16;
+/// Pair names a lookup output lists (all of them are in the run's plans).
+pub const PAIRS_LISTED: usize = 100;
+/// Pair outcomes a merge output lists, the worst first (all are in the ledger and
+/// on the dashboard).
+pub const REPORTS_LISTED: usize = 20;
 
 /// An on-demand request: which pairs (none = all) and, per pair, which partitions
 /// (none = all). `{"pairs": ["orders"], "partitions": {"orders": ["dt=2024-01-01"]}}`
@@ -142,8 +147,11 @@ pub struct LookupOutput {
     pub manifest_key: String,
     /// Manifest items; 0 = nothing to do.
     pub item_count: usize,
-    /// The pairs of the run.
+    /// The first [`PAIRS_LISTED`] pairs of the run (every pair has its plan at
+    /// `runs/<run_id>/plans/<pair>.json`).
     pub pairs: Vec<String>,
+    /// How many pairs the run has.
+    pub pair_count: usize,
     /// `on-demand` or `glue:<job>:<run id>`.
     pub trigger: String,
 }
@@ -231,8 +239,10 @@ pub struct MergeOutput {
     pub html_uri: String,
     /// The alert (always present; the state machine publishes it when not PASS).
     pub alert: Alert,
-    /// Every pair.
+    /// The first [`REPORTS_LISTED`] pairs, the worst first.
     pub reports: Vec<PairOutcome>,
+    /// How many pairs the run reported.
+    pub report_count: usize,
 }
 
 /// What the trigger function did.
@@ -487,7 +497,12 @@ impl Pipeline {
             bucket: self.bucket.clone(),
             manifest_key: key,
             item_count: manifest.len(),
-            pairs: pairs.iter().map(|p| p.name.clone()).collect(),
+            pairs: pairs
+                .iter()
+                .take(PAIRS_LISTED)
+                .map(|p| p.name.clone())
+                .collect(),
+            pair_count: pairs.len(),
             trigger,
         })
     }
@@ -580,12 +595,36 @@ impl Pipeline {
             .into_iter()
             .map(|f| f.uri)
             .collect();
+        // Every pair of the run has a plan, also a pair without partitions.
+        let plans_prefix = self.uri(&format!("runs/{}/plans/", input.run_id));
+        let planned: Vec<String> = self
+            .storage
+            .for_uri(&plans_prefix)?
+            .list(&plans_prefix)
+            .await?
+            .into_iter()
+            .filter_map(|f| {
+                f.uri
+                    .strip_prefix(&plans_prefix)
+                    .and_then(|name| name.strip_suffix(".json"))
+                    .map(str::to_string)
+            })
+            .collect();
         let mut by_pair: BTreeMap<&str, Vec<&ManifestItem>> = BTreeMap::new();
-        for pair in &input.pairs {
+        for pair in input.pairs.iter().chain(&planned) {
             by_pair.entry(pair).or_default();
         }
         for item in &manifest {
             by_pair.entry(&item.item.pair).or_default().push(item);
+        }
+        if by_pair.len() != input.pair_count {
+            return Err(ReconError::InvalidInput(format!(
+                "run {} has {} pairs but {} has plans for {}: re-run the lookup",
+                input.run_id,
+                input.pair_count,
+                plans_prefix,
+                by_pair.len()
+            )));
         }
         // The pair's own history (the ledger under the bucket root) for drift.
         let root = self.uri("");
@@ -643,7 +682,7 @@ impl Pipeline {
                 .await?;
         let refs: Vec<(&Report, &ReportLocation)> = written.iter().map(|(r, l)| (r, l)).collect();
         let alert = Alert::for_reports(&refs).with_dashboard(&recorded.dashboard.index);
-        let reports: Vec<PairOutcome> = written
+        let mut reports: Vec<PairOutcome> = written
             .iter()
             .map(|(r, l)| PairOutcome {
                 pair: r.pair.clone(),
@@ -653,24 +692,26 @@ impl Pipeline {
                 html_uri: l.html.clone(),
             })
             .collect();
-        let Some(worst) = reports
-            .iter()
-            .max_by(|a, b| a.status.cmp(&b.status).then(b.pair.cmp(&a.pair)))
-            .cloned()
-        else {
+        // The worst first, then by name; the worst of all leads the output.
+        reports.sort_by(|a, b| b.status.cmp(&a.status).then(a.pair.cmp(&b.pair)));
+        let Some(worst) = reports.first().cloned() else {
             return Err(ReconError::InvalidInput(format!(
                 "run {} has no pairs to merge (lookup returned item_count 0)",
                 input.run_id
             )));
         };
+        let complete = reports.iter().all(|r| r.complete);
+        let report_count = reports.len();
+        reports.truncate(REPORTS_LISTED);
         Ok(MergeOutput {
             run_id: input.run_id.clone(),
             status: worst.status,
-            complete: reports.iter().all(|r| r.complete),
+            complete,
             report_uri: worst.report_uri,
             html_uri: worst.html_uri,
             alert,
             reports,
+            report_count,
         })
     }
 }

@@ -232,6 +232,7 @@ async fn bad_requests_manifests_and_config_are_invalid() {
         manifest_key: "runs/r1/manifest.json".into(),
         item_count: 1,
         pairs: vec!["orders".into()],
+        pair_count: 1,
         trigger: "on-demand".into(),
     };
     expect_err(

@@ -269,3 +269,48 @@ async fn a_merge_over_a_thousand_partials_reports_every_partition() {
     assert_eq!(labels, sorted);
     eprintln!("{PARTITIONS} partials: merge {merge_time:?}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_merge_of_two_thousand_failed_partitions_stays_far_under_the_payload_limit() {
+    use glue_recon::alert::FAILED_PARTITIONS_SHOWN;
+    use glue_recon::bounded::{ALERT_MESSAGE_MAX, STEP_FUNCTIONS_PAYLOAD_MAX};
+    const PARTITIONS: usize = 2_000;
+    let (bucket, p, config) = setup("gr-failed").await;
+    let mut objects = Vec::new();
+    for d in 0..PARTITIONS {
+        let file = parquet(&[(d as i64, "a")]);
+        objects.push((format!("src/dt={d}/part-0.parquet"), file.clone()));
+        objects.push((format!("tgt/dt={d}/part-0.parquet"), file));
+    }
+    put_all(&bucket, objects).await;
+    let request = LookupRequest::parse(serde_json::json!({})).unwrap();
+    let out = p.lookup(&config, &request).await.expect("lookup");
+    assert_eq!(out.item_count, PARTITIONS);
+    // No hash step left a partial (as when every partition is AccessDenied): each
+    // partition is reported as not reconciled, and the alert still fits.
+    let merged = p.merge(&out).await.expect("merge");
+    assert!(!merged.complete);
+    let r = report(&bucket, &out.run_id).await;
+    let failed = r.partitions.iter().filter(|p| p.error.is_some()).count();
+    assert_eq!(failed, PARTITIONS, "the report has every failed partition");
+
+    let output = serde_json::to_vec(&merged).unwrap();
+    assert!(
+        output.len() < STEP_FUNCTIONS_PAYLOAD_MAX / 4,
+        "merge output {} bytes",
+        output.len()
+    );
+    let message = &merged.alert.message;
+    assert!(message.len() <= ALERT_MESSAGE_MAX, "{}", message.len());
+    let named = message.matches("not reconciled (MissingPartial)").count();
+    assert_eq!(named, FAILED_PARTITIONS_SHOWN, "{message}");
+    let rest = PARTITIONS - FAILED_PARTITIONS_SHOWN;
+    assert!(
+        message.contains(&format!(
+            "... and {rest} more partitions not reconciled (all {PARTITIONS} are in the report)"
+        )),
+        "{message}"
+    );
+    assert!(message.contains("dashboard: s3://"), "{message}");
+    assert_eq!((merged.reports.len(), merged.report_count), (1, 1));
+}

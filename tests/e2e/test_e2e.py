@@ -14,7 +14,8 @@ the tables in moto's Glue catalog and S3 (Parquet written by `glue-recon sample-
 Scenarios: an on-demand run (report objects, ledger, alert, the same totals as a
 local `glue-recon run` of the same files); a Glue Job State Change delivered twice to
 recon-trigger (one execution); a job no pair lists (clean no-op); a throttled Lambda
-(retried); a corrupt partition (not retried, reported as not reconciled, alert says
+(retried); partitions throttled past recon-hash's reserved concurrency (retried, the
+report complete); a corrupt partition (not retried, reported as not reconciled, alert says
 so); an unknown pair (failure alert, FAILED).
 
 Needs the binaries built (`cargo build --workspace --bins`; `make e2e` does it) and
@@ -44,6 +45,7 @@ from iam_policy import Policies, Request  # noqa: E402
 from runner import Shared, run_tests  # noqa: E402
 from sfn_harness import (  # noqa: E402
     GLUE_EVENT,
+    PAYLOAD_LIMIT,
     ROOT,
     Harness,
     LambdaReply,
@@ -51,6 +53,7 @@ from sfn_harness import (  # noqa: E402
     free_port,
     function_error,
     ok_raw,
+    payload_limit_error,
     service_error,
 )
 
@@ -262,6 +265,9 @@ class E2E:
         self.watch.calls.clear()
         self.watch.throttle_next.clear()
         self.h.faults.clear()
+        self.h.reserved_concurrency.clear()
+        self.h.throttled.clear()
+        self.h.max_in_flight.clear()
         self.h.alerts()
 
 
@@ -388,6 +394,26 @@ def test_a_throttled_lambda_is_retried_by_the_state_machine():
     assert [attributes(a)["status"] for a in e.h.alerts()] == ["FAIL"]
 
 
+def test_partitions_throttled_past_the_reserved_concurrency_are_retried_not_failed():
+    e = e2e()
+    # Three partitions started at once against a reserved concurrency of one: Lambda
+    # refuses the invokes past it, and the Hash retry outlasts the throttle. No
+    # failure is tolerated, so a partition lost to throttling would fail the Map.
+    machine = e.h.machine(max_concurrency=3, tolerated_failure_percentage=0)
+    e.h.reserved_concurrency = {"recon-hash": 1}
+    done = e.h.run(machine, {"pairs": [PAIR]}, timeout=600)
+    assert done["status"] == "SUCCEEDED", (done, failed_tasks(e, done["executionArn"]))
+    assert e.h.throttled.get("recon-hash", 0) > 0, "the Map started more hash steps than the reserved concurrency"
+    assert e.h.max_in_flight["recon-hash"] == 1, e.h.max_in_flight
+    hashed = sorted(p["partition"] for p in e.watch.calls_of("recon-hash"))
+    assert hashed == e.partitions, f"each partition hashed once, after its throttles: {hashed}"
+    out = json.loads(done["output"])
+    report = e.s3_json(out["report_uri"])
+    assert report["complete"] is True, report["partitions"]
+    assert report["totals"] == e.local["totals"], (report["totals"], e.local["totals"])
+    assert out["status"] == "FAIL", "the planted problems, not a throttle"
+
+
 def test_a_lambda_failing_beyond_its_retries_fails_the_execution_with_the_failure_alert():
     e = e2e()
     e.watch.throttle_next = {"recon-merge": 100}
@@ -446,6 +472,38 @@ def test_access_denied_on_a_data_file_is_named_and_not_retried():
     assert fault.hits == 1, f"AccessDenied is not retried by the SDK: {fault.hits} GETs"
     partial = e.s3_json(f"s3://{pointer['bucket']}/runs/{pointer['run_id']}/partials/{item['item_id']}.json")
     assert partial["error"]["error_type"] == "AccessDenied", partial["error"]
+
+
+def test_a_merge_of_two_thousand_partitions_not_reconciled_returns_a_bounded_output():
+    """recon-merge invoked as the state machine would, after a Map whose every hash
+    step failed: its output, with the alert, stays far under the 256 KiB limit."""
+    e = e2e()
+    status, out = e.watch.invoke_raw("recon-lookup", json.dumps({"pairs": [PAIR]}).encode())
+    assert status == 200, out
+    pointer = json.loads(out)
+    s3 = e.h.client("s3")
+    manifest = e.s3_json(f"s3://{pointer['bucket']}/{pointer['manifest_key']}")
+    extra = [
+        dict(manifest[0], item_id=f"lost-{i:04d}", partition=f"dt=lost-{i:04d}") for i in range(2000)
+    ]
+    manifest += extra
+    s3.put_object(Bucket=pointer["bucket"], Key=pointer["manifest_key"], Body=json.dumps(manifest).encode())
+    pointer["item_count"] = len(manifest)
+    status, out = e.watch.invoke_raw("recon-merge", json.dumps(pointer).encode(), timeout=300)
+    assert status == 200, out[:2000]
+    assert payload_limit_error("recon-merge", "result", out) is None
+    assert len(out) < PAYLOAD_LIMIT // 4, len(out)
+    merged = json.loads(out)
+    assert merged["complete"] is False and merged["status"] == "FAIL", merged["status"]
+    message = merged["alert"]["message"]
+    assert len(message.encode()) <= 32 * 1024, len(message.encode())
+    # No hash step ran: the sample's partitions are not reconciled either.
+    total = len(manifest)
+    assert f"... and {total - 10} more partitions not reconciled (all {total} are in the report)" in message, message[-3000:]
+    report = e.s3_json(merged["report_uri"])
+    failed = [p for p in report["partitions"] if p["status"] == "failed"]
+    assert len(failed) == total, len(failed)
+    assert {p["error"]["error_type"] for p in failed} == {"MissingPartial"}
 
 
 def test_an_unknown_pair_fails_the_execution_with_the_failure_alert():

@@ -19,6 +19,12 @@ result over 256 KiB is refused with `States.DataLimitExceeded` and recorded in
 Catch takes it; moto, which refuses an error name starting with `States.` from a
 function, fails the execution with `States.Runtime`, which no Catch takes either.
 
+The router also enforces a reserved concurrency per function when the test sets one
+(`Harness.reserved_concurrency`): an invoke while that many of the function's invokes
+are in flight is refused as Lambda does, HTTP 429 `TooManyRequestsException`
+(`Lambda.TooManyRequestsException` to the state machine), and counted in
+`Harness.throttled`.
+
 The router also takes the AWS calls of the functions under test when their
 `AWS_ENDPOINT_URL` is `Harness.router_endpoint`, and can fail chosen calls the way AWS
 does when it is overloaded (`Harness.inject`), to prove retries end to end.
@@ -174,6 +180,10 @@ class Harness:
         self._faults_lock = threading.Lock()
         self.aws_calls: list[AwsCall] = []
         self.data_limit_exceeded: list[str] = []  # the refused payloads, as messages
+        self.reserved_concurrency: dict[str, int] = {}  # function -> invokes at once
+        self.in_flight: dict[str, int] = {}
+        self.max_in_flight: dict[str, int] = {}
+        self.throttled: dict[str, int] = {}  # function -> invokes refused
 
     @property
     def endpoint(self) -> str:
@@ -213,6 +223,22 @@ class Harness:
             with self._faults_lock:
                 self.data_limit_exceeded.append(json.loads(reply.body)["errorMessage"])
         return reply
+
+    def _enter(self, function: str) -> bool:
+        """Count an invoke in; False (and counted as throttled) past the reserved
+        concurrency."""
+        with self._faults_lock:
+            running = self.in_flight.get(function, 0)
+            if running >= self.reserved_concurrency.get(function, 1 << 30):
+                self.throttled[function] = self.throttled.get(function, 0) + 1
+                return False
+            self.in_flight[function] = running + 1
+            self.max_in_flight[function] = max(self.max_in_flight.get(function, 0), running + 1)
+            return True
+
+    def _leave(self, function: str):
+        with self._faults_lock:
+            self.in_flight[function] -= 1
 
     def _fault_for(self, method: str, raw_path: str) -> Fault | None:
         path = urllib.parse.unquote(urllib.parse.urlsplit(raw_path).path)
@@ -280,11 +306,15 @@ class Harness:
                 if m:
                     name = urllib.parse.unquote(m.group(1)).rsplit(":", 1)[-1]
                     reply = harness._limited(name, "input", body)
-                    if reply is None:
+                    if reply is None and not harness._enter(name):
+                        reply = service_error(429, "TooManyRequestsException", f"Rate exceeded: {name} is at its reserved concurrency")
+                    elif reply is None:
                         try:
                             reply = harness.backend(name, body)
                         except Exception as exc:  # noqa: BLE001 - the interpreter must get an answer
                             reply = service_error(500, "ServiceException", f"test backend failed: {exc!r}")
+                        finally:
+                            harness._leave(name)
                         if reply.status == 200:
                             reply = harness._limited(name, "result", reply.body) or reply
                     self._reply(reply.status, [("Content-Type", "application/json"), *reply.headers], reply.body)

@@ -55,7 +55,7 @@ DATA_ERRORS = {
 }
 CATCH_ALL_RETRY = {"States.ALL", "States.TaskFailed"}
 # Field names of docs/contracts.md the definition relies on.
-LOOKUP_OUTPUT_FIELDS = {"run_id", "bucket", "manifest_key", "item_count", "pairs", "trigger"}
+LOOKUP_OUTPUT_FIELDS = {"run_id", "bucket", "manifest_key", "item_count", "pairs", "pair_count", "trigger"}
 MERGE_OUTPUT_FIELDS = {"run_id", "status", "complete", "report_uri", "html_uri", "alert"}
 ALERT_FIELDS = {"subject", "message", "attributes"}
 ALERT_ATTRIBUTES = {"status", "pair"}

@@ -80,6 +80,7 @@ class Stubs:
             "manifest_key": key,
             "item_count": len(items),
             "pairs": ["orders"] if items else [],
+            "pair_count": 1 if items else 0,
             "trigger": trigger,
         }, False
 
@@ -152,7 +153,7 @@ def test_on_demand_fail_runs_every_item_and_alerts():
     hash_in = next(p for fn, p in h.stubs.calls if fn == "hash")
     assert set(hash_in) == {"run_id", "item_id", "pair", "partition", "presence"}, "recon-hash gets the manifest item as it is"
     merge_in = h.stubs.calls[-1][1]
-    assert set(merge_in) == {"run_id", "bucket", "manifest_key", "item_count", "pairs", "trigger"}, merge_in
+    assert set(merge_in) == {"run_id", "bucket", "manifest_key", "item_count", "pairs", "pair_count", "trigger"}, merge_in
     output = json.loads(done["output"])
     assert output["status"] == "FAIL" and output["report_uri"].endswith("report.json"), output
     alerts = h.alerts()
@@ -172,7 +173,7 @@ def test_the_map_writes_its_results_under_the_run_not_into_the_state():
     keys = [o["Key"] for o in listed.get("Contents", [])]
     assert any(k.endswith("/manifest.json") for k in keys), keys
     merge_in = h.stubs.calls[-1][1]
-    assert "error" not in merge_in and set(merge_in) == {"run_id", "bucket", "manifest_key", "item_count", "pairs", "trigger"}
+    assert "error" not in merge_in and set(merge_in) == {"run_id", "bucket", "manifest_key", "item_count", "pairs", "pair_count", "trigger"}
 
 
 def test_an_alert_that_cannot_be_published_fails_the_execution_as_alert_not_sent():

@@ -5,6 +5,7 @@
 //! state machine's Retry and Catch. The decisions live in
 //! [`glue_recon::pipeline`]; each function's `main.rs` only adapts.
 
+use glue_recon::bounded::{ERROR_MESSAGE_MAX, shortened};
 use glue_recon::error::ReconError;
 use glue_recon::partial::ItemError;
 use glue_recon::pipeline::Pipeline;
@@ -49,11 +50,13 @@ impl From<ItemError> for FunctionError {
     }
 }
 
+/// What Lambda reports: the message cut to [`ERROR_MESSAGE_MAX`] bytes, since it
+/// becomes the failed state's `Cause` and the failure alert quotes it.
 impl From<FunctionError> for Diagnostic {
     fn from(e: FunctionError) -> Self {
         Diagnostic {
             error_type: e.error_type,
-            error_message: e.message,
+            error_message: shortened(&e.message, ERROR_MESSAGE_MAX),
         }
     }
 }
@@ -135,5 +138,20 @@ mod tests {
         let d: Diagnostic = FunctionError::from(e).into();
         assert_eq!(d.error_type, "TableNotFound");
         assert!(d.error_message.contains("glue://db/t"));
+    }
+
+    #[test]
+    fn a_long_message_is_cut_to_the_cause_limit() {
+        let e = FunctionError {
+            error_type: "InvalidInput".into(),
+            message: format!("no pair named x (known: {})", "pair, ".repeat(5_000)),
+        };
+        let d: Diagnostic = e.into();
+        assert!(
+            d.error_message.len() <= ERROR_MESSAGE_MAX,
+            "{}",
+            d.error_message.len()
+        );
+        assert!(d.error_message.starts_with("no pair named x") && d.error_message.ends_with("..."));
     }
 }
