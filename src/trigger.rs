@@ -613,13 +613,15 @@ mod tests {
 
     #[test]
     fn scheduled_and_glue_events_are_told_apart() {
-        let scheduled = serde_json::json!({"version": "0", "id": "e1", "detail-type": "Scheduled Event",
-            "source": "aws.events", "account": "123456789012", "time": "2024-01-02T03:00:00Z",
-            "region": "us-east-1", "resources": ["arn:aws:events:us-east-1:123456789012:rule/r"], "detail": {}});
+        let scheduled: serde_json::Value = serde_json::from_str(include_str!(
+            "../functions/trigger/fixtures/scheduled-event.json"
+        ))
+        .unwrap();
         let TriggerEvent::Scheduled(s) = TriggerEvent::parse(scheduled.clone()).unwrap() else {
             panic!("a scheduled event")
         };
-        assert_eq!(rfc3339(s.time), "2024-01-02T03:00:00Z");
+        assert_eq!(rfc3339(s.time), "2024-01-02T04:00:00Z");
+        assert_eq!(s.id, "89d1a02d-5ec7-412e-82f5-13505f849b41");
         let mut spoofed = scheduled;
         spoofed["source"] = "custom.app".into();
         assert!(TriggerEvent::parse(spoofed).is_err());
