@@ -300,7 +300,7 @@ pub enum TriggerResult {
 /// another page is needed: reading stops at the first page holding a successful run
 /// (later pages hold runs that started earlier) or a run that started before the
 /// window (later pages started earlier still).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct LatestSuccess {
     since: DateTime<Utc>,
     best: Option<JobRunInfo>,
