@@ -13,6 +13,7 @@
 //! masked = ["email"]                      # values never printed
 //! partition_filter = "dt >= '2024-01-01'" # Glue expression syntax
 //! glue_jobs = ["orders-etl"]              # jobs whose success triggers this pair
+//! partitions_from_argument = "--partitions" # a job run reconciles only the partitions it names
 //!
 //! [pair.columns.amount]
 //! abs_tolerance = 0.01
@@ -120,6 +121,11 @@ pub struct PairConfig {
     /// Glue job names whose successful runs trigger this pair.
     #[serde(default)]
     pub glue_jobs: Vec<String>,
+    /// The job-run argument (`--partitions`) that names the partitions a run of a
+    /// `glue_jobs` job wrote: a run it triggers reconciles only those
+    /// ([`crate::pipeline::job_run_partitions`] reads the value). Unset: the whole table.
+    #[serde(default)]
+    pub partitions_from_argument: Option<String>,
     /// Overrides `defaults.sample_limit`.
     #[serde(default)]
     pub sample_limit: Option<usize>,
@@ -461,6 +467,25 @@ impl Config {
             if pair.source.trim().is_empty() || pair.target.trim().is_empty() {
                 return Err(invalid(format!("{at}: `source` and `target` must be set")));
             }
+            if let Some(arg) = &pair.partitions_from_argument {
+                let name = arg.strip_prefix("--").unwrap_or_default();
+                if name.is_empty()
+                    || !name
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+                {
+                    return Err(invalid(format!(
+                        "{at}: `partitions_from_argument` = `{arg}` is not a Glue job argument name; \
+                         write it as the job run has it, with the leading `--` (e.g. \"--partitions\")"
+                    )));
+                }
+                if pair.glue_jobs.is_empty() {
+                    return Err(invalid(format!(
+                        "{at}: `partitions_from_argument` is set but `glue_jobs` is empty; \
+                         name the Glue jobs whose runs pass `{arg}`"
+                    )));
+                }
+            }
         }
         Ok(())
     }
@@ -670,6 +695,31 @@ key = ["id"]
             let err = Config::parse(&text, "t").unwrap_err().to_string();
             assert!(err.contains(&format!("pair `{name}`")), "{name}: {err}");
         }
+    }
+
+    #[test]
+    fn partitions_from_argument_is_a_glue_argument_of_a_pair_with_glue_jobs() {
+        let with = |value: &str, jobs: &str| {
+            format!("{MINIMAL}glue_jobs = [{jobs}]\npartitions_from_argument = \"{value}\"\n")
+        };
+        let c = Config::parse(&with("--partitions", "\"etl\""), "t").unwrap();
+        assert_eq!(
+            c.pairs[0].partitions_from_argument.as_deref(),
+            Some("--partitions")
+        );
+        for bad in ["partitions", "--", "--two words", ""] {
+            let err = Config::parse(&with(bad, "\"etl\""), "t")
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains("partitions_from_argument") && err.contains("leading `--`"),
+                "{bad}: {err}"
+            );
+        }
+        let err = Config::parse(&with("--partitions", ""), "t")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("`glue_jobs` is empty"), "{err}");
     }
 
     #[test]

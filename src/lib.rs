@@ -51,6 +51,7 @@ pub mod scan;
 pub mod side_schema;
 pub mod storage;
 pub mod table;
+pub mod trigger;
 
 /// The engine version recorded in reports and the ledger.
 pub const ENGINE_VERSION: &str = env!("CARGO_PKG_VERSION");

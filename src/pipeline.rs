@@ -282,6 +282,68 @@ pub fn execution_name(job_run_id: &str) -> String {
     format!("{}-{hash}", &name[..EXECUTION_NAME_MAX - hash.len() - 1])
 }
 
+/// The partition labels a Glue job run names in its argument `arg` (a pair's
+/// `partitions_from_argument`): comma-separated labels
+/// (`dt=2024-01-01,dt=2024-01-02`; several keys `dt=2024-01-01/region=eu`), or a JSON
+/// array of labels (for values with a comma); white space around a label is
+/// ignored, a label named twice counts once. A run without the argument, or with
+/// one that names no partition or something that is not a label, is an error
+/// (`InvalidInput`): the pair says its runs name their partitions, and reconciling
+/// the whole table instead would be a different and possibly much larger run.
+pub fn job_run_partitions(
+    pair: &PairConfig,
+    arg: &str,
+    arguments: &std::collections::HashMap<String, String>,
+    run: &GlueJobDetail,
+) -> Result<Vec<String>> {
+    let what = format!(
+        "pair `{}` takes its partitions from the `{arg}` argument of its Glue job runs \
+         (partitions_from_argument), but run `{}` of job `{}`",
+        pair.name, run.job_run_id, run.job_name
+    );
+    let example = format!(
+        "start the job with `{arg}` naming the partitions it wrote (e.g. `dt=2024-01-01,dt=2024-01-02`), \
+         or reconcile on demand with {{\"pairs\": [\"{}\"]}}",
+        pair.name
+    );
+    let Some(value) = arguments.get(arg) else {
+        return Err(ReconError::InvalidInput(format!(
+            "{what} has no `{arg}` argument; {example}"
+        )));
+    };
+    let value = value.trim();
+    let raw: Vec<String> = if value.starts_with('[') {
+        serde_json::from_str(value).map_err(|e| {
+            ReconError::InvalidInput(format!(
+                "{what} has `{arg}` = `{value}`, which is not a JSON array of partition labels: {e}"
+            ))
+        })?
+    } else {
+        value.split(',').map(str::to_string).collect()
+    };
+    let mut labels: Vec<String> = Vec::new();
+    for label in raw.iter().map(|l| l.trim()).filter(|l| !l.is_empty()) {
+        let is_label = label.split('/').all(|kv| {
+            kv.split_once('=')
+                .is_some_and(|(k, _)| !k.trim().is_empty())
+        });
+        if !is_label {
+            return Err(ReconError::InvalidInput(format!(
+                "{what} has `{arg}` naming `{label}`, which is not a partition label (`key=value`, several keys `k1=v1/k2=v2`)"
+            )));
+        }
+        if !labels.iter().any(|l| l == label) {
+            labels.push(label.to_string());
+        }
+    }
+    if labels.is_empty() {
+        return Err(ReconError::InvalidInput(format!(
+            "{what} has `{arg}` = `{value}`, which names no partition; {example}"
+        )));
+    }
+    Ok(labels)
+}
+
 /// Run ids and item ids become key segments: keep them to a safe alphabet.
 fn check_segment(what: &str, value: &str) -> Result<()> {
     let ok = !value.is_empty()
@@ -444,9 +506,10 @@ impl Pipeline {
                     tracing::info!(job = %d.job_name, state = %d.state, "job run did not succeed; nothing to reconcile");
                     Vec::new()
                 };
+                let partitions = self.job_run_partitions(&pairs, d).await?;
                 (
                     pairs,
-                    BTreeMap::new(),
+                    partitions,
                     format!("glue:{}:{}", d.job_name, d.job_run_id),
                 )
             }
@@ -505,6 +568,37 @@ impl Pipeline {
             pair_count: pairs.len(),
             trigger,
         })
+    }
+
+    /// The partitions a Glue job run names for the pairs that take them from one of
+    /// its arguments (`partitions_from_argument`); the run's arguments are read once
+    /// (GetJobRun), and only when such a pair is among `pairs`.
+    async fn job_run_partitions(
+        &self,
+        pairs: &[&PairConfig],
+        run: &GlueJobDetail,
+    ) -> Result<BTreeMap<String, Vec<String>>> {
+        let mut out = BTreeMap::new();
+        if pairs.iter().all(|p| p.partitions_from_argument.is_none()) {
+            return Ok(out);
+        }
+        let catalog = self.catalog.as_ref().ok_or_else(|| {
+            ReconError::InvalidInput(format!(
+                "the pairs of Glue job `{}` take their partitions from the job run's arguments, but no Glue client is configured",
+                run.job_name
+            ))
+        })?;
+        let arguments = catalog
+            .job_run_arguments(&run.job_name, &run.job_run_id)
+            .await?;
+        for pair in pairs {
+            if let Some(arg) = &pair.partitions_from_argument {
+                let labels = job_run_partitions(pair, arg, &arguments, run)?;
+                tracing::info!(pair = %pair.name, argument = %arg, partitions = labels.len(), "partitions named by the job run");
+                out.insert(pair.name.clone(), labels);
+            }
+        }
+        Ok(out)
     }
 
     /// Read a manifest item's [`WorkItem`], refusing one whose ids differ from the
@@ -785,6 +879,42 @@ mod tests {
             execution_name(&trigger.detail.job_run_id),
             format!("glue-{}", trigger.detail.job_run_id)
         );
+    }
+
+    #[test]
+    fn job_run_arguments_name_partitions_or_fail_naming_the_argument() {
+        let pair = Config::parse(
+            "[[pair]]\nname = \"orders\"\nsource = \"a\"\ntarget = \"b\"\nkey = [\"id\"]\nglue_jobs = [\"etl\"]\npartitions_from_argument = \"--partitions\"\n",
+            "t",
+        )
+        .unwrap()
+        .pairs
+        .remove(0);
+        let run = GlueJobDetail {
+            job_name: "etl".into(),
+            job_run_id: "jr_1".into(),
+            state: "SUCCEEDED".into(),
+        };
+        let args = |v: &str| {
+            std::collections::HashMap::from([("--partitions".to_string(), v.to_string())])
+        };
+        let got = |v: &str| job_run_partitions(&pair, "--partitions", &args(v), &run);
+        assert_eq!(
+            got(" dt=2024-01-01, dt=2024-01-02/region=eu ,dt=2024-01-01").unwrap(),
+            vec!["dt=2024-01-01", "dt=2024-01-02/region=eu"]
+        );
+        assert_eq!(got(r#"["note=a,b"]"#).unwrap(), vec!["note=a,b"]);
+        for bad in ["", " , ", "2024-01-01", "[not json", "dt=1/=x"] {
+            let err = got(bad).unwrap_err().to_string();
+            assert!(
+                err.contains("--partitions") && err.contains("jr_1") && err.contains("orders"),
+                "{bad}: {err}"
+            );
+        }
+        let err = job_run_partitions(&pair, "--partitions", &Default::default(), &run)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("has no `--partitions` argument"), "{err}");
     }
 
     #[test]

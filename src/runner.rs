@@ -22,8 +22,17 @@ use crate::side_schema::SideSchema;
 use crate::storage::Storage;
 use crate::table::{Location, TableListing, WorkItem, align, list_location, partition_label};
 
-/// A data catalog that resolves `glue://database/table` to files.
+/// A data catalog that resolves `glue://database/table` to files, and tells the
+/// arguments of the job runs that write its tables.
 pub trait Catalog: Send + Sync {
+    /// The arguments of run `run_id` of Glue job `job` (`--partitions` ->
+    /// `dt=2024-01-01`), as the run was started with them.
+    fn job_run_arguments<'a>(
+        &'a self,
+        job: &'a str,
+        run_id: &'a str,
+    ) -> BoxFuture<'a, Result<HashMap<String, String>>>;
+
     /// Resolve a table (and its partitions matching `filter`, in Glue expression
     /// syntax, and, when `partitions` is given, only those of these labels,
     /// `dt=2024-01-01/region=eu`) to its files.

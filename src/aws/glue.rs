@@ -4,6 +4,9 @@
 //! `Expression`) gives each partition's
 //! values and its own location, which is honoured even when it lies outside the
 //! table's location. Files are listed on S3.
+//!
+//! [`GlueJobs`]: Glue's job runs (GetJobRuns for the trigger's sweep, GetJobRun for
+//! the partitions a run names in its arguments).
 
 use std::sync::Arc;
 
@@ -19,6 +22,7 @@ use crate::storage::{FileRef, Storage};
 use crate::table::{
     PartitionValues, TableFile, TableListing, list_table, parse_relative_path, s3_form,
 };
+use crate::trigger::{JOB_RUNS_PER_PAGE, JobRunInfo, JobRuns, JobRunsPage};
 
 /// Partition folders listed at once.
 const LISTINGS_IN_FLIGHT: usize = 16;
@@ -387,7 +391,138 @@ fn data_files(objects: Vec<FileRef>, location: &str, values: &PartitionValues) -
         .collect()
 }
 
+/// Glue's job runs.
+#[derive(Clone)]
+pub struct GlueJobs {
+    client: Client,
+}
+
+/// A run as the engine reads it.
+fn job_run_info(run: &aws_sdk_glue::types::JobRun) -> JobRunInfo {
+    let time = |t: Option<&aws_sdk_glue::primitives::DateTime>| {
+        t.and_then(|t| chrono::DateTime::from_timestamp(t.secs(), t.subsec_nanos()))
+    };
+    JobRunInfo {
+        id: run.id().unwrap_or_default().to_string(),
+        state: run
+            .job_run_state()
+            .map(|s| s.as_str().to_string())
+            .unwrap_or_default(),
+        started_on: time(run.started_on()),
+        completed_on: time(run.completed_on()),
+        arguments: run.arguments().cloned().unwrap_or_default(),
+    }
+}
+
+/// A Glue job error naming the job, the call and, when denied, the permission.
+fn job_error<E>(
+    err: aws_sdk_glue::error::SdkError<E, aws_sdk_s3::config::http::HttpResponse>,
+    job: &str,
+    call: &str,
+    role: &str,
+    not_found: impl FnOnce(String) -> ReconError,
+) -> ReconError
+where
+    E: aws_sdk_s3::error::ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+{
+    match map_sdk_error(err, &format!("Glue job `{job}`"), not_found) {
+        ReconError::AccessDenied { resource, reason } => ReconError::AccessDenied {
+            resource,
+            reason: format!(
+                "{reason}; {role} needs glue:{call} on the job (arn:<partition>:glue:<region>:<account>:job/{job}; \
+                 the template grants it for the jobs of its GlueJobNames parameter)"
+            ),
+        },
+        e => e,
+    }
+}
+
+impl GlueJobs {
+    /// Job runs on an existing client.
+    pub fn new(client: Client) -> Self {
+        GlueJobs { client }
+    }
+
+    /// Job runs on the given config.
+    pub fn from_conf(conf: &SdkConfig) -> Self {
+        GlueJobs::new(Client::new(conf))
+    }
+
+    async fn page(&self, job: &str, next_token: Option<String>) -> Result<JobRunsPage> {
+        let out = self
+            .client
+            .get_job_runs()
+            .job_name(job)
+            .set_next_token(next_token)
+            .max_results(JOB_RUNS_PER_PAGE)
+            .send()
+            .await
+            .map_err(|e| {
+                job_error(e, job, "GetJobRuns", "the trigger's role", |reason| {
+                    ReconError::InvalidConfig {
+                        file: format!(
+                            "environment variable {} (the GlueJobNames parameter)",
+                            crate::trigger::SWEEP_GLUE_JOBS
+                        ),
+                        message: format!(
+                            "Glue job `{job}` does not exist ({reason}); correct or remove it in GlueJobNames"
+                        ),
+                    }
+                })
+            })?;
+        Ok(JobRunsPage {
+            runs: out.job_runs().iter().map(job_run_info).collect(),
+            next_token: out.next_token().map(str::to_string),
+        })
+    }
+
+    /// One run of a job (GetJobRun), for recon-lookup.
+    pub async fn run(&self, job: &str, run_id: &str) -> Result<JobRunInfo> {
+        let out = self
+            .client
+            .get_job_run()
+            .job_name(job)
+            .run_id(run_id)
+            .send()
+            .await
+            .map_err(|e| {
+                job_error(e, job, "GetJobRun", "recon-lookup's role", |reason| {
+                    ReconError::InvalidInput(format!(
+                        "Glue job `{job}` has no run `{run_id}` ({reason})"
+                    ))
+                })
+            })?;
+        out.job_run().map(job_run_info).ok_or_else(|| {
+            ReconError::InvalidInput(format!(
+                "GetJobRun of job `{job}`, run `{run_id}` returned no run"
+            ))
+        })
+    }
+}
+
+impl JobRuns for GlueJobs {
+    fn runs_page<'a>(
+        &'a self,
+        job: &'a str,
+        next_token: Option<String>,
+    ) -> BoxFuture<'a, Result<JobRunsPage>> {
+        self.page(job, next_token).boxed()
+    }
+}
+
 impl Catalog for GlueCatalog {
+    fn job_run_arguments<'a>(
+        &'a self,
+        job: &'a str,
+        run_id: &'a str,
+    ) -> BoxFuture<'a, Result<std::collections::HashMap<String, String>>> {
+        async move {
+            let run = GlueJobs::new(self.client.clone()).run(job, run_id).await?;
+            Ok(run.arguments)
+        }
+        .boxed()
+    }
+
     fn resolve<'a>(
         &'a self,
         database: &'a str,

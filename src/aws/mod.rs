@@ -1,6 +1,7 @@
 //! The AWS adapters of the engine's ports: [`s3::S3Store`] ([`crate::storage::ObjectStore`]
 //! on S3), [`glue::GlueCatalog`] ([`crate::runner::Catalog`] on the Glue Data Catalog)
-//! and [`sns::SnsPublisher`] (alerts). Each is built from one shared
+//! [`glue::GlueJobs`] ([`crate::trigger::JobRuns`], Glue job runs),
+//! [`sfn::StepFunctions`] ([`crate::trigger::Executions`]) and [`sns::SnsPublisher`] (alerts). Each is built from one shared
 //! [`aws_config::SdkConfig`] ([`load_config`]), so credentials, region, retries and an
 //! emulator endpoint (`AWS_ENDPOINT_URL`) are decided in one place.
 //!
@@ -14,6 +15,7 @@
 
 pub mod glue;
 pub mod s3;
+pub mod sfn;
 pub mod sns;
 
 use std::sync::Arc;

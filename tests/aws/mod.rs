@@ -9,3 +9,4 @@ mod moto;
 mod pipeline;
 mod range_reads;
 mod scale;
+mod sweep;

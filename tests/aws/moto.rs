@@ -270,3 +270,37 @@ pub async fn sample_on_aws(conf: &SdkConfig, dir: &Path, bucket_name: &str, db: 
             &format!("target = \"glue://{db}/target\""),
         )
 }
+
+/// Create a Glue job (moto runs nothing; its runs succeed at once).
+pub async fn glue_job(glue: &aws_sdk_glue::Client, name: &str) {
+    glue.create_job()
+        .name(name)
+        .role("arn:aws:iam::123456789012:role/glue-job")
+        .command(
+            aws_sdk_glue::types::JobCommand::builder()
+                .name("glueetl")
+                .script_location("s3://scripts/job.py")
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("create Glue job {name}: {e:?}"));
+}
+
+/// Start a run of a Glue job with `arguments`; its run id.
+pub async fn start_job_run(
+    glue: &aws_sdk_glue::Client,
+    job: &str,
+    arguments: &[(&str, &str)],
+) -> String {
+    let mut call = glue.start_job_run().job_name(job);
+    for (k, v) in arguments {
+        call = call.arguments(*k, *v);
+    }
+    call.send()
+        .await
+        .unwrap_or_else(|e| panic!("start a run of Glue job {job}: {e:?}"))
+        .job_run_id()
+        .expect("a run id")
+        .to_string()
+}

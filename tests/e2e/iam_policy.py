@@ -34,10 +34,13 @@ class Request:
 
 
 def request_of(call: AwsCall) -> Request:
-    """The IAM action a call needs (S3 path-style REST, Glue and Step Functions JSON)."""
+    """The IAM action a call needs (S3 path-style REST, Glue and Step Functions JSON;
+    a Glue job run call is on the job's ARN)."""
     if call.target:
         service, op = call.target.split(".", 1)
         body = json.loads(call.body or b"{}")
+        if service == "AWSGlue" and op in ("GetJobRun", "GetJobRuns"):
+            return Request(f"glue:{op}", [f"arn:aws:glue:{REGION}:{ACCOUNT}:job/{body.get('JobName', '')}"], {})
         if service == "AWSGlue":
             db = body.get("DatabaseName", "")
             table = body.get("TableName") or body.get("Name", "")
@@ -61,9 +64,13 @@ def request_of(call: AwsCall) -> Request:
 class Policies:
     """The inline policies of each function's role, resolved for one stack."""
 
-    def __init__(self, values: dict[str, list[str]]):
+    def __init__(self, values: dict[str, list[str]], conditions: dict[str, bool] | None = None):
         """`values`: what each `${Name}` / `!Ref Name` / `!GetAtt Name.Arn` stands for
-        (a list: a comma-separated parameter has several values)."""
+        (a list: a comma-separated parameter has several values). `conditions`: the
+        template conditions that hold for this stack; a conditional (`!If`) statement
+        counts as its branch for the condition, and one whose condition is not given
+        counts as absent."""
+        conditions = conditions or {}
         self.values = {"AWS::Partition": ["aws"], "AWS::Region": [REGION], "AWS::AccountId": [ACCOUNT], **values}
         template = load_template()
         self.resources = template["Resources"]
@@ -76,7 +83,14 @@ class Policies:
             role_name = role.split(".")[0] if isinstance(role, str) else role[0]
             statements = []
             for policy in self.resources[role_name]["Properties"].get("Policies", []):
-                statements += policy["PolicyDocument"]["Statement"]
+                for st in policy["PolicyDocument"]["Statement"]:
+                    if "Fn::If" in st:
+                        name, when_true, when_false = st["Fn::If"]
+                        if name not in conditions:
+                            continue
+                        st = when_true if conditions[name] else when_false
+                    if "Effect" in st:
+                        statements.append(st)
             self.by_function[binary] = statements
 
     def _resolve(self, expr) -> list[str]:

@@ -13,7 +13,9 @@ the tables in moto's Glue catalog and S3 (Parquet written by `glue-recon sample-
 
 Scenarios: an on-demand run (report objects, ledger, alert, the same totals as a
 local `glue-recon run` of the same files); a Glue Job State Change delivered twice to
-recon-trigger (one execution); a job no pair lists (clean no-op); a throttled Lambda
+recon-trigger (one execution); the catch-up sweep's Scheduled Event finding a run whose
+event was lost (one execution, only the partitions the run's `--partitions` argument
+names; a second sweep starts nothing); a job no pair lists (clean no-op); a throttled Lambda
 (retried); partitions throttled past recon-hash's reserved concurrency (retried, the
 report complete); a corrupt partition (not retried, reported as not reconciled, alert says
 so); an unknown pair (failure alert, FAILED).
@@ -185,6 +187,7 @@ class E2E:
                 RECON_BUCKET=self.h.bucket,
                 RECON_CONFIG_URI=f"s3://{self.h.bucket}/config/recon.toml",
                 STATE_MACHINE_ARN=self.machine,
+                SWEEP_GLUE_JOBS=JOB,
                 RUST_LOG="info",
             )
             self.watch = Watch(env, self.tmp / "watch.log")
@@ -348,6 +351,52 @@ def test_a_glue_event_delivered_twice_reconciles_once():
     executions = e.h.client("stepfunctions").list_executions(stateMachineArn=e.machine)["executions"]
     assert [x["name"] for x in executions].count(first["execution_name"]) == 1, executions
     assert [attributes(a)["status"] for a in e.h.alerts()] == ["FAIL"]
+
+
+def scheduled_event() -> dict:
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    return {"version": "0", "id": f"sweep-{time.monotonic_ns():x}", "detail-type": "Scheduled Event",
+            "source": "aws.events", "account": "123456789012", "time": now, "region": "us-east-1",
+            "resources": ["arn:aws:events:us-east-1:123456789012:rule/glue-recon-SweepScheduleRule"], "detail": {}}
+
+
+def test_the_sweep_reconciles_a_run_whose_event_was_lost_once_and_only_its_partitions():
+    e = e2e()
+    s3, glue = e.h.client("s3"), e.h.client("glue")
+    config_key = "config/recon.toml"
+    original = s3.get_object(Bucket=e.h.bucket, Key=config_key)["Body"].read()
+    marker = f'glue_jobs = ["{JOB}"]'
+    assert marker.encode() in original, "the sample config lists the job"
+    changed = original.replace(marker.encode(), f'{marker}\npartitions_from_argument = "--partitions"'.encode())
+    s3.put_object(Bucket=e.h.bucket, Key=config_key, Body=changed)
+    try:
+        glue.create_job(Name=JOB, Role="arn:aws:iam::123456789012:role/glue", Command={"Name": "glueetl", "ScriptLocation": "s3://scripts/etl.py"})
+        # The run succeeds (moto completes it at once); its event never reaches recon-trigger.
+        run_id = glue.start_job_run(JobName=JOB, Arguments={"--partitions": e.partitions[1]})["JobRunId"]
+        status, out = e.watch.invoke_raw("recon-trigger", json.dumps(scheduled_event()).encode())
+        assert status == 200, out
+        swept = json.loads(out)
+        assert (swept["started"], swept["already_reconciled"], swept["no_recent_successful_run"]) == (1, 0, 0), swept
+        (job,) = swept["jobs"]
+        assert job["job"] == JOB and job["outcome"] == "started" and job["job_run_id"] == run_id, job
+        assert job["execution_name"] == f"glue-{run_id}", job
+        done = e.h.wait(job["execution_arn"], timeout=300)
+        assert done["status"] == "SUCCEEDED", done
+        report = e.s3_json(json.loads(done["output"])["report_uri"])
+        assert [p["partition"] for p in report["partitions"]] == [e.partitions[1]], report["partitions"]
+        assert report["trigger"] == f"glue:{JOB}:{run_id}", report["trigger"]
+        (lookup_input,) = e.watch.calls_of("recon-lookup")
+        assert lookup_input["source"] == "aws.glue" and lookup_input["detail"]["jobRunId"] == run_id, lookup_input
+        assert [p["partition"] for p in e.watch.calls_of("recon-hash")] == [e.partitions[1]]
+        # The next sweep finds the run reconciled: nothing new starts.
+        status, out = e.watch.invoke_raw("recon-trigger", json.dumps(scheduled_event()).encode())
+        assert status == 200, out
+        again = json.loads(out)
+        assert (again["started"], again["already_reconciled"]) == (0, 1), again
+        executions = e.h.client("stepfunctions").list_executions(stateMachineArn=e.machine)["executions"]
+        assert [x["name"] for x in executions].count(f"glue-{run_id}") == 1, executions
+    finally:
+        s3.put_object(Bucket=e.h.bucket, Key=config_key, Body=original)
 
 
 def test_a_glue_event_for_a_job_no_pair_lists_is_a_clean_no_op():
@@ -531,8 +580,10 @@ def test_every_aws_call_of_the_functions_is_allowed_by_their_roles_in_the_templa
             "WorkBucket.Arn": [f"arn:aws:s3:::{e.h.bucket}"],
             "DataBucketNames": [DATA_BUCKET],
             "GlueDatabaseNames": [DB],
+            "GlueJobNames": [JOB],
             "ReconcileStateMachine": [e.machine],
-        }
+        },
+        {"HasGlueJobs": True, "HasDataKmsKeys": False},
     )
     denied = policies.denied_calls(calls)
     assert denied == [], "\n".join(sorted(set(denied)))
@@ -542,6 +593,11 @@ def test_every_aws_call_of_the_functions_is_allowed_by_their_roles_in_the_templa
     assert not policies.allows("recon-lookup", Request("s3:GetObject", [f"{work}/reports/x/report.json"], {}))
     assert not policies.allows("recon-merge", Request("s3:ListBucket", [work], {"s3:prefix": "config/"}))
     assert not policies.allows("recon-hash", Request("s3:GetObject", ["arn:aws:s3:::other-bucket/x.parquet"], {}))
+    other_job = "arn:aws:glue:us-east-1:123456789012:job/other-job"
+    assert not policies.allows("recon-trigger", Request("glue:GetJobRuns", [other_job], {}))
+    assert not policies.allows("recon-lookup", Request("glue:GetJobRun", [other_job], {}))
+    glue_calls = {(c.app, c.target) for c in calls if c.target and "JobRun" in c.target}
+    assert glue_calls == {("recon-trigger", "AWSGlue.GetJobRuns"), ("recon-lookup", "AWSGlue.GetJobRun")}, glue_calls
 
 
 # ------------------------------------------------------------------- runner

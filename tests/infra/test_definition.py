@@ -416,7 +416,7 @@ def test_function_environment_follows_the_contract():
         for r in resources.values()
         if r["Type"] == "AWS::Serverless::Function"
     }
-    assert env["recon-trigger"] == {"STATE_MACHINE_ARN"}, env["recon-trigger"]
+    assert env["recon-trigger"] == {"STATE_MACHINE_ARN", "SWEEP_GLUE_JOBS", "SWEEP_LOOKBACK_HOURS"}, env["recon-trigger"]
     for fn in ("recon-lookup", "recon-hash", "recon-merge"):
         assert {"RECON_BUCKET", "RECON_CONFIG_URI"} <= env[fn], (fn, env[fn])
     assert "RUST_LOG" in load_template()["Globals"]["Function"]["Environment"]["Variables"]
@@ -606,6 +606,92 @@ def test_deploy_doc_says_data_buckets_are_in_the_stacks_region():
     deploy = (ROOT / "docs" / "deploy.md").read_text(encoding="utf-8")
     assert re.search(r"data buckets? must be in the stack's region", deploy, re.I), "docs/deploy.md: say where the data buckets must be"
     assert "beta_features" in deploy
+
+
+def glue_job_slots() -> list[dict]:
+    """The five slots of GlueJobNames as job ARNs (as the database and bucket lists)."""
+    spread = {"Fn::Sub": ["${L},${L},${L},${L},${L}", {"L": {"Fn::Join": [",", {"Ref": "GlueJobNames"}]}}]}
+    return [
+        {
+            "Fn::Sub": [
+                "arn:${AWS::Partition}:glue:${AWS::Region}:${AWS::AccountId}:job/${J}",
+                {"J": {"Fn::Select": [i, {"Fn::Split": [",", spread]}]}},
+            ]
+        }
+        for i in range(5)
+    ]
+
+
+def test_the_sweep_schedule_targets_the_trigger_with_the_dead_letter_queue_and_can_be_disabled():
+    """Issue 35, item 10: Glue's job events are best-effort; a schedule sweeps."""
+    template = load_template()
+    param = template["Parameters"]["SweepSchedule"]
+    assert param["Type"] == "String" and param["Default"] == "rate(1 hour)", param
+    pattern = re.compile(param["AllowedPattern"])
+    for ok in ("", "rate(1 hour)", "rate(15 minutes)", "cron(0 * * * ? *)"):
+        assert pattern.fullmatch(ok), ok
+    for bad in ("1 hour", "rate 1 hour", "every(1 hour)"):
+        assert not pattern.fullmatch(bad), bad
+    conditions = template["Conditions"]
+    assert conditions["HasSweepSchedule"] == {"Fn::Not": [{"Fn::Equals": [{"Ref": "SweepSchedule"}, ""]}]}
+    assert conditions["Sweeps"] == {"Fn::And": [{"Fn::Condition": "HasGlueJobs"}, {"Fn::Condition": "HasSweepSchedule"}]}
+    resources = template["Resources"]
+    rules = {n: r for n, r in resources_of_type(template, "AWS::Events::Rule").items() if "ScheduleExpression" in r["Properties"]}
+    assert list(rules) == ["SweepScheduleRule"], rules
+    rule = rules["SweepScheduleRule"]
+    assert rule["Condition"] == "Sweeps", "no schedule without jobs, or with SweepSchedule empty"
+    assert rule["Properties"]["ScheduleExpression"] == {"Ref": "SweepSchedule"}
+    (target,) = rule["Properties"]["Targets"]
+    assert target["Arn"] == {"Fn::GetAtt": "TriggerFunction.Arn"}, target
+    assert target["DeadLetterConfig"]["Arn"] == {"Fn::GetAtt": "TriggerDeadLetterQueue.Arn"}, target
+    assert target["RetryPolicy"]["MaximumRetryAttempts"] >= 1, target
+    permissions = [
+        r for r in resources_of_type(template, "AWS::Lambda::Permission").values()
+        if r["Properties"]["SourceArn"] == {"Fn::GetAtt": "SweepScheduleRule.Arn"}
+    ]
+    assert len(permissions) == 1, "a permission scoped to the schedule rule's ARN"
+    perm = permissions[0]
+    assert perm.get("Condition") == "Sweeps" and perm["Properties"]["Principal"] == "events.amazonaws.com", perm
+    assert perm["Properties"]["FunctionName"] == {"Ref": "TriggerFunction"}, perm
+    dlq = resources["TriggerDeadLetterQueuePolicy"]["Properties"]["PolicyDocument"]["Statement"][0]
+    sources = as_list(dlq["Condition"]["ArnEquals"]["aws:SourceArn"])
+    assert {"Fn::If": ["Sweeps", {"Fn::GetAtt": "SweepScheduleRule.Arn"}, {"Ref": "AWS::NoValue"}]} in sources, sources
+    assert {"Fn::GetAtt": "GlueJobSucceededRule.Arn"} in sources, sources
+
+
+def test_the_trigger_sweeps_the_jobs_of_the_event_rule_over_a_bounded_window():
+    template = load_template()
+    env = template["Resources"]["TriggerFunction"]["Properties"]["Environment"]["Variables"]
+    assert env["SWEEP_GLUE_JOBS"] == {"Fn::Join": [",", {"Ref": "GlueJobNames"}]}, env
+    assert env["SWEEP_LOOKBACK_HOURS"] == {"Ref": "SweepLookbackHours"}, env
+    param = template["Parameters"]["SweepLookbackHours"]
+    assert (param["Type"], param["Default"], param["MinValue"], param["MaxValue"]) == ("Number", 24, 1, 2160), param
+    rust = (ROOT / "src" / "trigger.rs").read_text(encoding="utf-8")
+    assert "pub const MAX_LOOKBACK_HOURS: u32 = 90 * 24;" in rust and "DEFAULT_LOOKBACK_HOURS: u32 = 24;" in rust
+    for name in ("SWEEP_GLUE_JOBS", "SWEEP_LOOKBACK_HOURS"):
+        assert f'pub const {name}: &str = "{name}";' in rust, name
+    assert template["Resources"]["GlueJobSucceededRule"]["Properties"]["EventPattern"]["detail"]["jobName"] == {"Ref": "GlueJobNames"}
+
+
+def test_glue_job_run_reads_are_scoped_to_the_jobs_of_glue_job_names():
+    template = load_template()
+    grants = {
+        ("TriggerRole", "ListGlueJobRuns"): "glue:GetJobRuns",
+        ("LookupRole", "ReadGlueJobRun"): "glue:GetJobRun",
+    }
+    for (role, sid), action in grants.items():
+        s = role_statements(template, role)[sid]
+        assert s["Effect"] == "Allow" and s["Action"] == action, (role, s)
+        assert s["Resource"] == glue_job_slots(), (role, s["Resource"])
+        statement = next(
+            st for p in template["Resources"][role]["Properties"]["Policies"] for st in p["PolicyDocument"]["Statement"]
+            if "Fn::If" in st and st["Fn::If"][1].get("Sid") == sid
+        )
+        assert statement["Fn::If"][0] == "HasGlueJobs" and statement["Fn::If"][2] == {"Ref": "AWS::NoValue"}
+    for role in ("TriggerRole", "LookupRole", "HashRole", "MergeRole", "StateMachineRole"):
+        for sid, s in role_statements(template, role).items():
+            job_actions = {a for a in as_list(s["Action"]) if a.startswith("glue:") and "Job" in a}
+            assert job_actions <= ({grants[(role, sid)]} if (role, sid) in grants else set()), (role, sid, job_actions)
 
 
 # ------------------------------------------------------------------- runner

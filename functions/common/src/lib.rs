@@ -17,6 +17,10 @@ pub const RECON_CONFIG_URI: &str = "RECON_CONFIG_URI";
 pub const RECON_BUCKET: &str = "RECON_BUCKET";
 /// The state machine the trigger starts.
 pub const STATE_MACHINE_ARN: &str = "STATE_MACHINE_ARN";
+/// The Glue jobs the trigger's sweep looks at (comma-separated).
+pub use glue_recon::trigger::SWEEP_GLUE_JOBS;
+/// The trigger's sweep window in hours.
+pub use glue_recon::trigger::SWEEP_LOOKBACK_HOURS;
 /// Log filter (`info`, `glue_recon=debug`, ...).
 pub const RUST_LOG: &str = "RUST_LOG";
 
