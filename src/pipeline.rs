@@ -480,6 +480,12 @@ impl Pipeline {
         Ok(plan)
     }
 
+    /// The URIs of the objects under `prefix` (a URI).
+    async fn list_uris(&self, prefix: &str) -> Result<impl Iterator<Item = String>> {
+        let files = self.storage.for_uri(prefix)?.list(prefix).await?;
+        Ok(files.into_iter().map(|f| f.uri))
+    }
+
     /// Resolve the requested pairs, plan each, and write the plans and the manifest.
     pub async fn lookup(&self, config: &Config, request: &LookupRequest) -> Result<LookupOutput> {
         let (pairs, partitions, trigger): (Vec<&PairConfig>, _, String) = match request {
@@ -681,25 +687,14 @@ impl Pipeline {
             )
             .await?;
         let partials_prefix = self.uri(&format!("runs/{}/partials/", input.run_id));
-        let present: BTreeSet<String> = self
-            .storage
-            .for_uri(&partials_prefix)?
-            .list(&partials_prefix)
-            .await?
-            .into_iter()
-            .map(|f| f.uri)
-            .collect();
+        let present: BTreeSet<String> = self.list_uris(&partials_prefix).await?.collect();
         // Every pair of the run has a plan, also a pair without partitions.
         let plans_prefix = self.uri(&format!("runs/{}/plans/", input.run_id));
         let planned: Vec<String> = self
-            .storage
-            .for_uri(&plans_prefix)?
-            .list(&plans_prefix)
+            .list_uris(&plans_prefix)
             .await?
-            .into_iter()
-            .filter_map(|f| {
-                f.uri
-                    .strip_prefix(&plans_prefix)
+            .filter_map(|uri| {
+                uri.strip_prefix(&plans_prefix)
                     .and_then(|name| name.strip_suffix(".json"))
                     .map(str::to_string)
             })
