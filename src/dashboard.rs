@@ -19,7 +19,7 @@ use bytes::Bytes;
 
 use crate::error::Result;
 use crate::html::{STYLE, esc};
-use crate::ledger::{LedgerProblem, LedgerRead, LedgerRow, LedgerRun, pair_runs, refresh_ledger};
+use crate::ledger::{LedgerProblem, LedgerRead, LedgerRun, refresh_ledger};
 use crate::resolution::{OpenPair, Resolution, open_findings, read_resolutions};
 use crate::run_marker::{UnfinishedRun, unfinished_runs};
 use crate::storage::Storage;
@@ -56,20 +56,6 @@ pub struct DashboardData {
 }
 
 impl DashboardData {
-    /// Build from ledger rows and resolutions.
-    pub fn new(
-        rows: &[LedgerRow],
-        resolutions: Vec<Resolution>,
-        problems: Vec<LedgerProblem>,
-    ) -> Self {
-        DashboardData {
-            runs: pair_runs(rows),
-            resolutions,
-            problems,
-            unfinished: Vec::new(),
-        }
-    }
-
     /// Open findings per pair (latest run, not resolved).
     pub fn open(&self) -> Vec<OpenPair> {
         open_findings(&self.runs, &self.resolutions)
@@ -90,14 +76,17 @@ pub async fn load(
     known: LedgerRead,
     rewritten: Option<&str>,
 ) -> Result<DashboardData> {
-    let ledger = refresh_ledger(storage, root, known, rewritten).await?;
     let (resolutions, mut problems) = read_resolutions(storage, root).await?;
+    let ledger = refresh_ledger(storage, root, known, rewritten, &resolutions).await?;
     problems.extend(ledger.problems);
-    let mut data = DashboardData::new(&ledger.rows, resolutions, problems);
-    let (unfinished, marker_problems) = unfinished_runs(storage, root, &data.runs).await?;
-    data.unfinished = unfinished;
-    data.problems.extend(marker_problems);
-    Ok(data)
+    let (unfinished, marker_problems) = unfinished_runs(storage, root, &ledger.runs).await?;
+    problems.extend(marker_problems);
+    Ok(DashboardData {
+        runs: ledger.runs,
+        resolutions,
+        problems,
+        unfinished,
+    })
 }
 
 /// A link from the folder `from_dir` to `to`, relative when both are on the same

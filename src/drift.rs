@@ -229,7 +229,7 @@ mod tests {
             findings,
             failed_partitions: 0,
             partitions: Vec::new(),
-            accepted: false,
+            accepted_findings: 0,
         }
     }
 

@@ -15,9 +15,9 @@ use bytes::Bytes;
 use crate::config::{Config, Defaults};
 use crate::dashboard::{DashboardOutput, write_dashboard};
 use crate::error::Result;
-use crate::ledger::{LedgerProblem, LedgerRead, LedgerRun, append_run, pair_runs, read_ledger};
+use crate::ledger::{LedgerProblem, LedgerRead, LedgerRun, append_run, read_ledger};
 use crate::report::Report;
-use crate::resolution::{Resolution, read_resolutions};
+use crate::resolution::read_resolutions;
 use crate::runner::ReportLocation;
 use crate::storage::Storage;
 
@@ -25,45 +25,34 @@ use crate::storage::Storage;
 /// at it, the LOCATION of an Athena `SymlinkTextInputFormat` table over the diff rows.
 pub const ATHENA_DIR: &str = "athena";
 
-/// A run's history: the ledger as read when the run started, and its pair runs.
+/// A run's history: the ledger as read when the run started.
 #[derive(Debug, Clone, Default)]
 pub struct History {
-    /// Every pair run in the ledger, oldest first: what drift checks compare with.
-    pub runs: Vec<LedgerRun>,
     /// The ledger read; [`record_run`] brings it up to date for the dashboard.
     pub ledger: LedgerRead,
 }
 
 impl History {
+    /// Every pair run in the ledger, oldest first: what drift checks compare with.
+    pub fn runs(&self) -> &[LedgerRun] {
+        &self.ledger.runs
+    }
+
     /// Ledger objects that could not be read.
     pub fn problems(&self) -> &[LedgerProblem] {
         &self.ledger.problems
     }
 }
 
-/// Read the history under `root`: the ledger and its pair runs.
+/// Read the history under `root`: the resolutions, then the ledger, whose runs count
+/// the findings that accepted resolutions made the new normal.
 pub async fn load_history(storage: &Storage, root: &str) -> Result<History> {
-    let ledger = read_ledger(storage, root).await?;
     let (resolutions, problems) = read_resolutions(storage, root).await?;
-    let mut runs = pair_runs(&ledger.rows);
-    mark_accepted(&mut runs, &resolutions);
     for p in problems {
         tracing::warn!(object = %p.uri, error = %p.error, "resolution skipped");
     }
-    Ok(History { runs, ledger })
-}
-
-/// Mark the runs whose findings a resolution accepted as the new normal (every
-/// partition of the run with findings covered by an accepted resolution).
-pub fn mark_accepted(runs: &mut [LedgerRun], resolutions: &[Resolution]) {
-    for run in runs {
-        run.accepted = run.partitions.iter().any(|p| p.findings() > 0)
-            && run
-                .partitions
-                .iter()
-                .filter(|p| p.findings() > 0)
-                .all(|p| resolutions.iter().any(|r| r.accepted && r.covers(p)));
-    }
+    let ledger = read_ledger(storage, root, &resolutions).await?;
+    Ok(History { ledger })
 }
 
 /// Compare a report with its pair's baseline in `history` (settings from the pair's

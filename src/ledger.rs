@@ -6,11 +6,14 @@
 //! objects through the `recon_ledger` Glue table of `infra/template.yaml`, whose
 //! columns are [`schema`]'s (keep both in step).
 //!
-//! [`read_ledger`] lists and decodes every object, several at once; [`refresh_ledger`]
-//! brings an earlier read up to date, decoding only the objects it has not seen. An
-//! object that cannot be read is reported in [`LedgerRead::problems`] and skipped, so
-//! one bad object never hides the rest of the history; an object of an unknown ledger
-//! version is such a problem, with a message naming the version.
+//! [`read_ledger`] lists and decodes every object, several at once, and folds each into
+//! per-run summaries as it arrives ([`LedgerRead`]): only the partition rows of each
+//! pair's latest run stay in memory, so the cost of history grows with its runs, not
+//! with runs times partitions. [`refresh_ledger`] brings an earlier read up to date,
+//! decoding only the objects it has not seen. An object that cannot be read is
+//! reported in [`LedgerRead::problems`] and skipped, so one bad object never hides the
+//! rest of the history; an object of an unknown ledger version is such a problem, with
+//! a message naming the version.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -31,6 +34,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{ReconError, Result};
 use crate::report::Report;
+use crate::resolution::Resolution;
 use crate::runner::ReportLocation;
 use crate::storage::Storage;
 
@@ -458,33 +462,144 @@ pub struct LedgerProblem {
     pub error: String,
 }
 
-/// Every row of the ledger, and the objects that could not be read.
+/// A pair run's place in the ledger's order: run time, run id, pair.
+type RunKey = (String, String, String);
+
+/// The scopes of the accepted resolutions, by pair and run: the partition lists
+/// (an empty list is every partition) whose findings are the pair's new normal.
+type AcceptedScopes = BTreeMap<(String, String), BTreeSet<Vec<String>>>;
+
+fn accepted_scopes(resolutions: &[Resolution]) -> AcceptedScopes {
+    let mut scopes = AcceptedScopes::new();
+    for r in resolutions.iter().filter(|r| r.accepted) {
+        let mut partitions = r.partitions.clone();
+        partitions.sort();
+        scopes
+            .entry((r.pair.clone(), r.run_id.clone()))
+            .or_default()
+            .insert(partitions);
+    }
+    scopes
+}
+
+/// The ledger as its readers need it: every pair run summed over its partitions,
+/// with the partition rows of each pair's latest run only, and the objects that
+/// could not be read. A run's memory is its summary, so a ledger of hundreds of runs
+/// of thousands of partitions costs a few of its objects, never all of its rows;
+/// [`LedgerRead::partitions_of`] reads an older run's rows back when one is asked for.
 #[derive(Debug, Clone, Default)]
 pub struct LedgerRead {
-    /// The rows, sorted by run time, run id, pair and partition.
-    pub rows: Vec<LedgerRow>,
+    /// Every pair run, oldest first (by run time, run id, pair).
+    pub runs: Vec<LedgerRun>,
     /// Objects skipped, with the reason.
     pub problems: Vec<LedgerProblem>,
     /// Every object read or skipped, by URI, with the runs its rows are of: what
     /// [`refresh_ledger`] need not read again.
     pub objects: BTreeMap<String, BTreeSet<String>>,
+    /// The accepted resolutions the runs' [`LedgerRun::accepted_findings`] count.
+    accepted: AcceptedScopes,
 }
 
 impl LedgerRead {
-    /// Forget objects: their problems and the rows of their runs. Rows are known by
-    /// run, so an object that shares a run with a forgotten one is forgotten too (and
-    /// read again by [`refresh_ledger`]).
-    fn forget(&mut self, mut uris: Vec<String>) {
-        while let Some(uri) = uris.pop() {
-            let runs = self.objects.remove(&uri).unwrap_or_default();
-            self.problems.retain(|p| p.uri != uri);
-            self.rows.retain(|r| !runs.contains(&r.run_id));
-            uris.extend(
-                self.objects
+    /// Partition rows held in memory (those of each pair's latest run).
+    pub fn rows_held(&self) -> usize {
+        self.runs.iter().map(|r| r.partitions.len()).sum()
+    }
+
+    /// The partition rows of `run`, sorted by partition: the rows held for a pair's
+    /// latest run, else read again from the run's objects.
+    pub async fn partitions_of(
+        &self,
+        storage: &Storage,
+        run: &LedgerRun,
+    ) -> Result<Vec<LedgerRow>> {
+        if !run.partitions.is_empty() {
+            return Ok(run.partitions.clone());
+        }
+        let mut rows = Vec::new();
+        for (uri, runs) in &self.objects {
+            if runs.contains(&run.run_id) {
+                let data = storage.for_uri(uri)?.get(uri).await?;
+                rows.extend(decode(data, uri)?.into_iter().filter(|r| {
+                    r.run_id == run.run_id && r.pair == run.pair && r.run_time == run.run_time
+                }));
+            }
+        }
+        rows.sort_by(|a, b| a.partition.cmp(&b.partition));
+        Ok(rows)
+    }
+}
+
+/// Forget objects: their problems and their runs. Runs are known by run id, so an
+/// object that shares a run with a forgotten one is forgotten too (and read again by
+/// [`refresh_ledger`]).
+fn forget(
+    objects: &mut BTreeMap<String, BTreeSet<String>>,
+    problems: &mut Vec<LedgerProblem>,
+    runs: &mut BTreeMap<RunKey, LedgerRun>,
+    mut uris: Vec<String>,
+) {
+    while let Some(uri) = uris.pop() {
+        let gone = objects.remove(&uri).unwrap_or_default();
+        problems.retain(|p| p.uri != uri);
+        runs.retain(|(_, run_id, _), _| !gone.contains(run_id));
+        uris.extend(
+            objects
+                .iter()
+                .filter(|(_, other)| !other.is_disjoint(&gone))
+                .map(|(u, _)| u.clone()),
+        );
+    }
+}
+
+/// The latest run of each pair.
+fn latest_runs(runs: &BTreeMap<RunKey, LedgerRun>) -> BTreeMap<String, RunKey> {
+    runs.keys()
+        .map(|k| (k.2.clone(), k.clone()))
+        .collect::<BTreeMap<_, _>>()
+}
+
+/// Add one object's rows to `runs`: each row counts in its pair run's summary, and
+/// is kept only while that run is its pair's latest (`latest` follows along).
+fn fold(
+    runs: &mut BTreeMap<RunKey, LedgerRun>,
+    latest: &mut BTreeMap<String, RunKey>,
+    accepted: &AcceptedScopes,
+    rows: Vec<LedgerRow>,
+) {
+    for row in rows {
+        let key = (row.run_time.clone(), row.run_id.clone(), row.pair.clone());
+        let covered = accepted
+            .get(&(row.pair.clone(), row.run_id.clone()))
+            .is_some_and(|scopes| {
+                scopes
                     .iter()
-                    .filter(|(_, other)| !other.is_disjoint(&runs))
-                    .map(|(u, _)| u.clone()),
-            );
+                    .any(|s| s.is_empty() || s.contains(&row.partition))
+            });
+        let run = runs
+            .entry(key.clone())
+            .or_insert_with(|| LedgerRun::of(&row));
+        run.source_rows += row.source_rows;
+        run.target_rows += row.target_rows;
+        run.findings += row.findings();
+        run.failed_partitions += u64::from(row.failed());
+        if covered {
+            run.accepted_findings += row.findings();
+        }
+        let newest = latest.get(&row.pair);
+        if newest.is_some_and(|n| *n > key) {
+            continue;
+        }
+        if let Some(old) = newest
+            .filter(|n| **n != key)
+            .cloned()
+            .and_then(|previous| runs.get_mut(&previous))
+        {
+            old.partitions = Vec::new();
+        }
+        latest.insert(row.pair.clone(), key.clone());
+        if let Some(run) = runs.get_mut(&key) {
+            run.partitions.push(row);
         }
     }
 }
@@ -544,73 +659,121 @@ pub(crate) async fn read_objects<T>(
     Ok((out, problems))
 }
 
-/// Read the whole ledger under `root`. Objects that cannot be listed are an error;
+/// Read the ledger under `root` ([`LedgerRead`]), counting the findings that the
+/// accepted ones of `resolutions` cover. Objects that cannot be listed are an error;
 /// objects that cannot be read or decoded are reported in the result and skipped.
-pub async fn read_ledger(storage: &Storage, root: &str) -> Result<LedgerRead> {
-    refresh_ledger(storage, root, LedgerRead::default(), None).await
+pub async fn read_ledger(
+    storage: &Storage,
+    root: &str,
+    resolutions: &[Resolution],
+) -> Result<LedgerRead> {
+    refresh_ledger(storage, root, LedgerRead::default(), None, resolutions).await
 }
 
 /// `known`, an earlier read of the ledger under `root`, brought up to date with one
 /// listing: objects listed now and not known are read, known objects no longer
 /// listed are forgotten, and `rewritten` (an object written since, such as the run's
-/// own) is read again. The result is what [`read_ledger`] would read now, without
-/// decoding again the objects read before.
+/// own) is read again, as are the runs whose accepted resolutions changed and a
+/// pair's new latest run once its newer runs are gone. The result is what
+/// [`read_ledger`] would read now, without decoding again the objects read before.
 pub async fn refresh_ledger(
     storage: &Storage,
     root: &str,
-    mut known: LedgerRead,
+    known: LedgerRead,
     rewritten: Option<&str>,
+    resolutions: &[Resolution],
 ) -> Result<LedgerRead> {
-    let files = list_objects(storage, root, LEDGER_DIR, ".parquet").await?;
-    let listed: BTreeSet<&str> = files.iter().map(|f| f.uri.as_str()).collect();
-    let gone: Vec<String> = known
-        .objects
-        .keys()
-        .filter(|uri| !listed.contains(uri.as_str()) || Some(uri.as_str()) == rewritten)
-        .cloned()
-        .collect();
-    known.forget(gone);
-    let new: Vec<String> = files
+    let LedgerRead {
+        runs,
+        mut problems,
+        mut objects,
+        accepted: was_accepted,
+    } = known;
+    let accepted = accepted_scopes(resolutions);
+    let mut runs: BTreeMap<RunKey, LedgerRun> = runs
         .into_iter()
-        .map(|f| f.uri)
-        .filter(|uri| !known.objects.contains_key(uri))
+        .map(|r| ((r.run_time.clone(), r.run_id.clone(), r.pair.clone()), r))
         .collect();
-    let mut reads = futures::stream::iter(new)
-        .map(|uri| async move {
-            let read = async {
-                let data = storage.for_uri(&uri)?.get(&uri).await?;
-                decode(data, &uri)
-            };
-            let result = read.await;
-            (uri, result)
+    let files = list_objects(storage, root, LEDGER_DIR, ".parquet").await?;
+    let listed: BTreeSet<String> = files.into_iter().map(|f| f.uri).collect();
+    let reconsidered: BTreeSet<&String> = was_accepted
+        .keys()
+        .chain(accepted.keys())
+        .filter(|k| was_accepted.get(*k) != accepted.get(*k))
+        .map(|(_, run_id)| run_id)
+        .collect();
+    let gone: Vec<String> = objects
+        .iter()
+        .filter(|(uri, ids)| {
+            !listed.contains(*uri)
+                || Some(uri.as_str()) == rewritten
+                || ids.iter().any(|id| reconsidered.contains(id))
         })
-        .buffered(READS_IN_FLIGHT);
-    while let Some((uri, result)) = reads.next().await {
-        let mut runs = BTreeSet::new();
-        match result {
-            Ok(rows) => {
-                runs.extend(rows.iter().map(|r| r.run_id.clone()));
-                known.rows.extend(rows);
-            }
-            Err(e) => {
-                tracing::warn!(object = %uri, error = %e, "ledger object skipped");
-                known.problems.push(LedgerProblem {
-                    uri: uri.clone(),
-                    error: e.to_string(),
-                });
-            }
+        .map(|(uri, _)| uri.clone())
+        .collect();
+    forget(&mut objects, &mut problems, &mut runs, gone);
+    loop {
+        // A pair whose newer runs were forgotten has a latest run whose rows were
+        // let go: read its objects again (in this pass or, for one read just now,
+        // the next).
+        let bare: BTreeSet<String> = latest_runs(&runs)
+            .into_values()
+            .filter(|k| runs[k].partitions.is_empty())
+            .map(|(_, run_id, _)| run_id)
+            .collect();
+        let stale: Vec<String> = objects
+            .iter()
+            .filter(|(_, ids)| !ids.is_disjoint(&bare))
+            .map(|(uri, _)| uri.clone())
+            .collect();
+        forget(&mut objects, &mut problems, &mut runs, stale);
+        let new: Vec<String> = listed
+            .iter()
+            .filter(|uri| !objects.contains_key(*uri))
+            .cloned()
+            .collect();
+        if new.is_empty() {
+            break;
         }
-        known.objects.insert(uri, runs);
+        let mut latest = latest_runs(&runs);
+        let mut reads = futures::stream::iter(new)
+            .map(|uri| async move {
+                let read = async {
+                    let data = storage.for_uri(&uri)?.get(&uri).await?;
+                    decode(data, &uri)
+                };
+                let result = read.await;
+                (uri, result)
+            })
+            .buffered(READS_IN_FLIGHT);
+        while let Some((uri, result)) = reads.next().await {
+            let mut ids = BTreeSet::new();
+            match result {
+                Ok(rows) => {
+                    ids.extend(rows.iter().map(|r| r.run_id.clone()));
+                    fold(&mut runs, &mut latest, &accepted, rows);
+                }
+                Err(e) => {
+                    tracing::warn!(object = %uri, error = %e, "ledger object skipped");
+                    problems.push(LedgerProblem {
+                        uri: uri.clone(),
+                        error: e.to_string(),
+                    });
+                }
+            }
+            objects.insert(uri, ids);
+        }
     }
-    known.rows.sort_by(|a, b| {
-        (&a.run_time, &a.run_id, &a.pair, &a.partition).cmp(&(
-            &b.run_time,
-            &b.run_id,
-            &b.pair,
-            &b.partition,
-        ))
-    });
-    Ok(known)
+    for run in runs.values_mut() {
+        run.partitions.sort_by(|a, b| a.partition.cmp(&b.partition));
+    }
+    problems.sort_by(|a, b| a.uri.cmp(&b.uri));
+    Ok(LedgerRead {
+        runs: runs.into_values().collect(),
+        problems,
+        objects,
+        accepted,
+    })
 }
 
 /// One pair in one run, summed over its partitions.
@@ -638,14 +801,39 @@ pub struct LedgerRun {
     pub findings: u64,
     /// Partitions that could not be reconciled.
     pub failed_partitions: u64,
-    /// The partition rows.
+    /// The partition rows, sorted by partition, held for the pair's latest run only
+    /// (empty for older runs: [`LedgerRead::partitions_of`] reads them).
     pub partitions: Vec<LedgerRow>,
-    /// A resolution accepted its findings as the pair's new normal
+    /// Findings in partitions that a resolution accepted as the pair's new normal
     /// ([`crate::resolution::Resolution::accepted`]).
-    pub accepted: bool,
+    pub accepted_findings: u64,
 }
 
 impl LedgerRun {
+    /// The run of `row`, with nothing counted yet.
+    fn of(row: &LedgerRow) -> Self {
+        LedgerRun {
+            run_id: row.run_id.clone(),
+            run_time: row.run_time.clone(),
+            pair: row.pair.clone(),
+            status: row.status.clone(),
+            complete: row.complete,
+            drift: row.drift.clone(),
+            report_uri: row.report_uri.clone(),
+            source_rows: 0,
+            target_rows: 0,
+            findings: 0,
+            failed_partitions: 0,
+            partitions: Vec::new(),
+            accepted_findings: 0,
+        }
+    }
+
+    /// Whether resolutions accepted every finding of the run as the new normal.
+    pub fn accepted(&self) -> bool {
+        self.findings > 0 && self.accepted_findings == self.findings
+    }
+
     /// Whether the run belongs in its pair's drift baseline: it read every partition,
     /// and it is clean, or its findings stayed within the band (no drift), or a
     /// resolution accepted them as the new normal. A run with findings that drifted
@@ -655,7 +843,7 @@ impl LedgerRun {
     pub fn joins_baseline(&self) -> bool {
         self.complete
             && self.failed_partitions == 0
-            && (self.findings == 0 || self.drift.is_none() || self.accepted)
+            && (self.findings == 0 || self.drift.is_none() || self.accepted())
     }
 
     /// No findings and complete.
@@ -671,35 +859,4 @@ impl LedgerRun {
             self.findings as f64 * 100.0 / self.source_rows as f64
         }
     }
-}
-
-/// Group ledger rows into pair runs, oldest first (by run time, then run id).
-pub fn pair_runs(rows: &[LedgerRow]) -> Vec<LedgerRun> {
-    let mut map: std::collections::BTreeMap<(String, String, String), LedgerRun> =
-        std::collections::BTreeMap::new();
-    for r in rows {
-        let e = map
-            .entry((r.run_time.clone(), r.run_id.clone(), r.pair.clone()))
-            .or_insert_with(|| LedgerRun {
-                run_id: r.run_id.clone(),
-                run_time: r.run_time.clone(),
-                pair: r.pair.clone(),
-                status: r.status.clone(),
-                complete: r.complete,
-                drift: r.drift.clone(),
-                report_uri: r.report_uri.clone(),
-                source_rows: 0,
-                target_rows: 0,
-                findings: 0,
-                failed_partitions: 0,
-                partitions: Vec::new(),
-                accepted: false,
-            });
-        e.source_rows += r.source_rows;
-        e.target_rows += r.target_rows;
-        e.findings += r.findings();
-        e.failed_partitions += u64::from(r.failed());
-        e.partitions.push(r.clone());
-    }
-    map.into_values().collect()
 }

@@ -752,7 +752,7 @@ impl Pipeline {
                 defaults: plan.defaults.clone(),
                 pairs: vec![plan.pair.clone()],
             };
-            crate::history::apply_drift(&config, &history.runs, &mut report);
+            crate::history::apply_drift(&config, history.runs(), &mut report);
             let loc = write_report_files(
                 &self.storage,
                 &self.uri("reports"),

@@ -14,7 +14,7 @@ use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{ReconError, Result};
-use crate::ledger::{LedgerProblem, LedgerRow, LedgerRun, read_objects};
+use crate::ledger::{LedgerProblem, LedgerRead, LedgerRow, LedgerRun, read_objects};
 use crate::storage::Storage;
 
 /// Version of the resolution record.
@@ -102,24 +102,38 @@ pub async fn read_resolutions(
     Ok((out, problems))
 }
 
-/// Start of the unbroken streak of non-clean runs of `pair` (restricted to
-/// `partitions` when given) that ends with run `run_id`.
-fn open_since(runs: &[LedgerRun], pair: &str, run_id: &str, partitions: &[String]) -> String {
-    let dirty = |r: &LedgerRun| {
-        r.partitions
-            .iter()
-            .filter(|p| partitions.is_empty() || partitions.contains(&p.partition))
-            .any(|p| p.findings() > 0 || p.failed())
-    };
-    let mine: Vec<&LedgerRun> = runs.iter().filter(|r| r.pair == pair).collect();
-    let end = mine.iter().position(|r| r.run_id == run_id).unwrap_or(0);
+/// Start of the unbroken streak of non-clean runs of the pair (restricted to
+/// `partitions` when given) that ends with `mine[end]`; `mine` are the pair's runs,
+/// oldest first. Restricted to partitions, an older run's rows are read back.
+async fn open_since(
+    storage: &Storage,
+    ledger: &LedgerRead,
+    mine: &[&LedgerRun],
+    end: usize,
+    partitions: &[String],
+) -> Result<String> {
     let mut start = end;
-    while start > 0 && dirty(mine[start - 1]) {
+    while start > 0 {
+        let earlier = mine[start - 1];
+        let dirty = if partitions.is_empty() {
+            earlier.findings > 0 || earlier.failed_partitions > 0
+        } else {
+            ledger
+                .partitions_of(storage, earlier)
+                .await?
+                .iter()
+                .filter(|p| partitions.contains(&p.partition))
+                .any(|p| p.findings() > 0 || p.failed())
+        };
+        if !dirty {
+            break;
+        }
         start -= 1;
     }
-    mine.get(start)
+    Ok(mine
+        .get(start)
         .map(|r| r.run_time.clone())
-        .unwrap_or_default()
+        .unwrap_or_default())
 }
 
 fn seconds_between(from: &str, to: &str) -> i64 {
@@ -132,49 +146,54 @@ fn seconds_between(from: &str, to: &str) -> i64 {
     }
 }
 
-/// Check a request against the ledger and build its record (resolved now).
-/// An unknown pair, run or partition, or a run with nothing to resolve, is an
+/// The pair's runs among `runs` (their indexes, oldest first) and which of them the
+/// request names: `--run`, else the latest. An unknown pair or run is an
 /// [`ReconError::InvalidInput`] that lists what exists.
-pub fn prepare(req: &ResolveRequest, rows: &[LedgerRow], now: &str) -> Result<Resolution> {
-    let runs = crate::ledger::pair_runs(rows);
-    let mine: Vec<&LedgerRun> = runs.iter().filter(|r| r.pair == req.pair).collect();
+fn requested_run(req: &ResolveRequest, runs: &[LedgerRun]) -> Result<(Vec<usize>, usize)> {
+    let mine: Vec<usize> = (0..runs.len())
+        .filter(|&i| runs[i].pair == req.pair)
+        .collect();
     if mine.is_empty() {
-        let mut pairs: Vec<&str> = runs.iter().map(|r| r.pair.as_str()).collect();
-        pairs.sort();
-        pairs.dedup();
+        let pairs: std::collections::BTreeSet<&str> =
+            runs.iter().map(|r| r.pair.as_str()).collect();
         return Err(ReconError::InvalidInput(format!(
             "no pair `{}` in the ledger (pairs with runs: {})",
             req.pair,
             if pairs.is_empty() {
                 "none; run glue-recon first".to_string()
             } else {
-                pairs.join(", ")
+                pairs.into_iter().collect::<Vec<_>>().join(", ")
             }
         )));
     }
-    let run = match &req.run_id {
-        Some(id) => mine.iter().find(|r| &r.run_id == id).ok_or_else(|| {
-            let recent: Vec<&str> = mine
-                .iter()
-                .rev()
-                .take(10)
-                .map(|r| r.run_id.as_str())
-                .collect();
-            ReconError::InvalidInput(format!(
-                "pair `{}` has no run `{id}` in the ledger (latest runs: {})",
-                req.pair,
-                recent.join(", ")
-            ))
-        })?,
-        None => mine.last().expect("not empty"),
+    let at = match &req.run_id {
+        Some(id) => mine
+            .iter()
+            .position(|&i| &runs[i].run_id == id)
+            .ok_or_else(|| {
+                let recent: Vec<&str> = mine
+                    .iter()
+                    .rev()
+                    .take(10)
+                    .map(|&i| runs[i].run_id.as_str())
+                    .collect();
+                ReconError::InvalidInput(format!(
+                    "pair `{}` has no run `{id}` in the ledger (latest runs: {})",
+                    req.pair,
+                    recent.join(", ")
+                ))
+            })?,
+        None => mine.len() - 1,
     };
+    Ok((mine, at))
+}
+
+/// The findings of `rows` (a run's partition rows) a request covers; a partition it
+/// names that the run does not have is an [`ReconError::InvalidInput`] listing them.
+fn covered_findings(req: &ResolveRequest, run: &LedgerRun, rows: &[LedgerRow]) -> Result<u64> {
     for p in &req.partitions {
-        if !run.partitions.iter().any(|r| &r.partition == p) {
-            let known: Vec<&str> = run
-                .partitions
-                .iter()
-                .map(|r| r.partition.as_str())
-                .collect();
+        if !rows.iter().any(|r| &r.partition == p) {
+            let known: Vec<&str> = rows.iter().map(|r| r.partition.as_str()).collect();
             return Err(ReconError::InvalidInput(format!(
                 "run `{}` of pair `{}` has no partition `{p}` (it has: {})",
                 run.run_id,
@@ -183,13 +202,9 @@ pub fn prepare(req: &ResolveRequest, rows: &[LedgerRow], now: &str) -> Result<Re
             )));
         }
     }
-    let covered: Vec<&LedgerRow> = run
-        .partitions
+    let findings: u64 = rows
         .iter()
         .filter(|p| req.partitions.is_empty() || req.partitions.contains(&p.partition))
-        .collect();
-    let findings: u64 = covered
-        .iter()
         .map(|p| p.findings() + u64::from(p.failed()))
         .sum();
     if findings == 0 {
@@ -204,12 +219,29 @@ pub fn prepare(req: &ResolveRequest, rows: &[LedgerRow], now: &str) -> Result<Re
             }
         )));
     }
+    Ok(findings)
+}
+
+/// Check a request against `ledger` (the ledger under the root `storage` reads) and
+/// build its record, resolved at `now`. An unknown pair, run or partition, or a run
+/// with nothing to resolve, is an [`ReconError::InvalidInput`] that lists what exists.
+pub async fn prepare(
+    storage: &Storage,
+    ledger: &LedgerRead,
+    req: &ResolveRequest,
+    now: &str,
+) -> Result<Resolution> {
+    let (indexes, at) = requested_run(req, &ledger.runs)?;
+    let mine: Vec<&LedgerRun> = indexes.iter().map(|&i| &ledger.runs[i]).collect();
+    let run = mine[at];
+    let rows = ledger.partitions_of(storage, run).await?;
+    let findings = covered_findings(req, run, &rows)?;
     if req.by.trim().is_empty() || req.note.trim().is_empty() {
         return Err(ReconError::InvalidInput(
             "a resolution needs --by (who) and --note (why)".into(),
         ));
     }
-    let since = open_since(&runs, &req.pair, &run.run_id, &req.partitions);
+    let since = open_since(storage, ledger, &mine, at, &req.partitions).await?;
     Ok(Resolution {
         schema_version: RESOLUTION_SCHEMA_VERSION,
         pair: req.pair.clone(),
@@ -264,7 +296,7 @@ pub struct Resolved {
     pub uri: String,
     /// The ledger as read to check the request: the dashboard refreshes it
     /// ([`crate::ledger::refresh_ledger`]) instead of reading it again.
-    pub ledger: crate::ledger::LedgerRead,
+    pub ledger: LedgerRead,
 }
 
 /// Resolve: check the request against `ledger` (the ledger under `root`, as read),
@@ -272,10 +304,10 @@ pub struct Resolved {
 pub async fn resolve(
     storage: &Storage,
     root: &str,
-    ledger: crate::ledger::LedgerRead,
+    ledger: LedgerRead,
     req: &ResolveRequest,
 ) -> Result<Resolved> {
-    let record = prepare(req, &ledger.rows, &crate::report::now_rfc3339())?;
+    let record = prepare(storage, &ledger, req, &crate::report::now_rfc3339()).await?;
     let uri = write_resolution(storage, root, &record).await?;
     Ok(Resolved {
         record,

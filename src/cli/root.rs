@@ -6,6 +6,7 @@ use anyhow::bail;
 
 use glue_recon::config::Config;
 use glue_recon::ledger::{LEDGER_DIR, LedgerRead, read_ledger};
+use glue_recon::resolution::read_resolutions;
 use glue_recon::storage::Storage;
 
 /// The report root when neither `--out` nor a config's `report_dir` names one.
@@ -27,7 +28,9 @@ pub fn optional_config(path: Option<&Path>) -> anyhow::Result<Option<Config>> {
 /// exist, or holds no ledger (a typo in `--out`, a missing `--config`), is an error
 /// naming it, never an empty, all-green history.
 pub async fn require_ledger(storage: &Storage, root: &str) -> anyhow::Result<LedgerRead> {
-    let ledger = read_ledger(storage, root).await?;
+    // Unreadable resolutions are reported by the dashboard each command writes next.
+    let (resolutions, _) = read_resolutions(storage, root).await?;
+    let ledger = read_ledger(storage, root, &resolutions).await?;
     if ledger.objects.is_empty() {
         let local_missing =
             !root.starts_with("s3://") && !glue_recon::storage::local::local_path(root).exists();

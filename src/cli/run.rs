@@ -178,7 +178,7 @@ pub async fn run_pairs(
         // What is written from here on is finished even if Ctrl-C comes.
         let outcome = match result {
             Some(Ok(mut run)) => {
-                apply_drift(config, &history.get().await?.runs, &mut run.report);
+                apply_drift(config, history.get().await?.runs(), &mut run.report);
                 bar.writing();
                 let loc = write_report(&opts.storage, &root, &run).await?;
                 write_athena_manifest(&opts.storage, &loc).await?;

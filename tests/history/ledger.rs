@@ -8,7 +8,7 @@ use glue_recon::report::{Report, Status};
 use glue_recon::runner::{ReportLocation, report_dir};
 use glue_recon::storage::Storage;
 
-use super::{bin, run_cli, sample, two_pair_config};
+use super::{bin, ledger_rows, run_cli, sample, two_pair_config};
 
 /// Every file under `dir` with its bytes and modification time.
 fn snapshot(dir: &Path) -> BTreeMap<String, (Vec<u8>, std::time::SystemTime)> {
@@ -125,15 +125,29 @@ async fn ledger_resolution_and_drift_over_changing_data() {
     assert_eq!(code3, 1, "alpha and beta fail their thresholds");
 
     // The ledger holds one object per run and rows that match the reports.
-    let ledger = read_ledger(&Storage::local_only(), root).await.unwrap();
+    let ledger = read_ledger(&Storage::local_only(), root, &[])
+        .await
+        .unwrap();
     assert!(ledger.problems.is_empty(), "{:?}", ledger.problems);
+    let rows = ledger_rows(&Storage::local_only(), root).await;
     let all: Vec<&Report> = run1.iter().chain(&run2).chain(&run3).collect();
     assert_eq!(
-        ledger.rows.len(),
+        rows.len(),
         all.iter().map(|r| r.partitions.len()).sum::<usize>()
     );
     for r in &all {
-        assert_rows_match(&ledger.rows, r);
+        assert_rows_match(&rows, r);
+    }
+    // The read holds a summary per pair run and the rows of each pair's latest only.
+    assert_eq!(ledger.runs.len(), all.len());
+    assert_eq!(
+        ledger.rows_held(),
+        run3.iter().map(|r| r.partitions.len()).sum::<usize>()
+    );
+    for r in &run3 {
+        let latest = ledger.runs.iter().rev().find(|l| l.pair == r.pair).unwrap();
+        assert_eq!(latest.run_id, r.run_id);
+        assert_rows_match(&latest.partitions, r);
     }
     let objects: Vec<_> = walk(&out.join("ledger"));
     assert_eq!(objects.len(), 3, "{objects:?}");
@@ -275,12 +289,13 @@ async fn unreadable_ledger_objects_are_reported_and_runs_still_recorded() {
 
     let (code, reports) = run_cli(&config, &out);
     assert_eq!(code, 0);
-    let ledger = read_ledger(&Storage::local_only(), out.to_str().unwrap())
+    let ledger = read_ledger(&Storage::local_only(), out.to_str().unwrap(), &[])
         .await
         .unwrap();
     assert_eq!(ledger.problems.len(), 2);
     for r in &reports {
-        assert_rows_match(&ledger.rows, r);
+        let latest = ledger.runs.iter().rev().find(|l| l.pair == r.pair).unwrap();
+        assert_rows_match(&latest.partitions, r);
     }
 }
 
@@ -358,7 +373,7 @@ async fn a_refreshed_ledger_read_equals_a_new_read() {
     let (_, run1) = run_cli(&config, &out);
     let (_, run2) = run_cli(&config, &out);
     let storage = Storage::local_only();
-    let known = read_ledger(&storage, root).await.unwrap();
+    let known = read_ledger(&storage, root, &[]).await.unwrap();
     assert_eq!(known.objects.len(), 2);
 
     // Since the read: a run is added, and a copy of the second run's object under
@@ -374,14 +389,18 @@ async fn a_refreshed_ledger_read_equals_a_new_read() {
     let copy = out.join("ledger/run_date=2024-01-01/copy.parquet");
     std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
     std::fs::copy(object(&run2[0]), &copy).unwrap();
-    let known = refresh_ledger(&storage, root, known, None).await.unwrap();
+    let known = refresh_ledger(&storage, root, known, None, &[])
+        .await
+        .unwrap();
     assert_eq!(known.objects.len(), 4);
     // Then the first run's object is deleted, the second run's is written again with
-    // other rows (its copy keeps the old ones), and a broken object appears.
+    // other counts (its copy keeps the old ones), and a broken object appears.
     std::fs::remove_file(object(&run1[0])).unwrap();
     let mut changed = run2.clone();
     for r in &mut changed {
-        r.trigger = "rewritten".into();
+        for p in &mut r.partitions {
+            p.totals.source_rows += 1;
+        }
     }
     let rewritten = append_run(&storage, root, &changed, &locations_of(root, &changed))
         .await
@@ -389,32 +408,38 @@ async fn a_refreshed_ledger_read_equals_a_new_read() {
     let broken = out.join("ledger/run_date=2024-01-01/broken.parquet");
     std::fs::write(&broken, b"PAR1 not really").unwrap();
 
-    let fresh = read_ledger(&storage, root).await.unwrap();
-    let refreshed = refresh_ledger(&storage, root, known, Some(&rewritten))
+    let fresh = read_ledger(&storage, root, &[]).await.unwrap();
+    let refreshed = refresh_ledger(&storage, root, known, Some(&rewritten), &[])
         .await
         .unwrap();
-    assert_eq!(refreshed.rows, fresh.rows);
+    assert_eq!(refreshed.runs, fresh.runs);
     assert_eq!(refreshed.problems, fresh.problems);
     assert_eq!(refreshed.objects, fresh.objects);
-    // What the rows say: run 1 gone, run 2 rewritten, run 3 and the broken object new.
-    assert!(!refreshed.rows.iter().any(|r| r.run_id == run1[0].run_id));
-    let run2_rows: Vec<_> = refreshed
-        .rows
-        .iter()
-        .filter(|r| r.run_id == run2[0].run_id)
-        .collect();
-    // As many rewritten rows as copied ones: the copy shares the run, and a refresh
-    // that forgot the run's rows must read the copy again too.
-    let rewritten_rows = run2_rows
-        .iter()
-        .filter(|r| r.trigger == "rewritten")
-        .count();
-    assert!(
-        rewritten_rows > 0 && rewritten_rows * 2 == run2_rows.len(),
-        "{run2_rows:?}"
-    );
+    // What the runs say: run 1 gone, run 2 rewritten, run 3 and the broken object new.
+    assert!(!refreshed.runs.iter().any(|r| r.run_id == run1[0].run_id));
+    // Run 2 sums its rewritten rows and its copy's: a refresh that forgot the run
+    // must read the copy again too.
+    for r in &run2 {
+        let summed = refreshed
+            .runs
+            .iter()
+            .find(|l| l.run_id == r.run_id && l.pair == r.pair)
+            .unwrap();
+        let partitions = r.partitions.len() as u64;
+        assert_eq!(
+            summed.source_rows,
+            2 * r.totals.source_rows + partitions,
+            "{summed:?}"
+        );
+    }
     for r in &run3 {
-        assert_rows_match(&refreshed.rows, r);
+        let latest = refreshed
+            .runs
+            .iter()
+            .rev()
+            .find(|l| l.pair == r.pair)
+            .unwrap();
+        assert_rows_match(&latest.partitions, r);
     }
     assert_eq!(refreshed.problems.len(), 1);
     assert!(refreshed.problems[0].uri.ends_with("broken.parquet"));
@@ -422,9 +447,9 @@ async fn a_refreshed_ledger_read_equals_a_new_read() {
     // Known objects are not read again: spoiling one after it was read changes
     // nothing in the next refresh.
     std::fs::write(object(&run3[0]), b"PAR1 spoiled").unwrap();
-    let again = refresh_ledger(&storage, root, refreshed.clone(), None)
+    let again = refresh_ledger(&storage, root, refreshed.clone(), None, &[])
         .await
         .unwrap();
-    assert_eq!(again.rows, refreshed.rows);
+    assert_eq!(again.runs, refreshed.runs);
     assert_eq!(again.problems, refreshed.problems);
 }

@@ -5,6 +5,7 @@
 mod alert;
 mod browser;
 mod ledger;
+mod ledger_memory;
 mod s3;
 mod terminal;
 mod truthful;
@@ -12,8 +13,10 @@ mod truthful;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use glue_recon::ledger::LedgerRow;
 use glue_recon::report::Report;
 use glue_recon::sample::{SampleSpec, generate};
+use glue_recon::storage::Storage;
 
 /// The glue-recon binary built with the tests.
 pub fn bin() -> Command {
@@ -74,4 +77,19 @@ pub fn run_cli(config: &Path, out: &Path) -> (i32, Vec<Report>) {
     );
     let reports: Vec<Report> = serde_json::from_str(&stdout).expect("reports JSON");
     (o.status.code().unwrap(), reports)
+}
+
+/// Every row of every readable ledger object under `root`, decoded straight from the
+/// objects: what the ledger reader's summaries are checked against.
+pub async fn ledger_rows(storage: &Storage, root: &str) -> Vec<LedgerRow> {
+    let prefix = Storage::join(root, "ledger/");
+    let store = storage.for_uri(&prefix).unwrap();
+    let mut rows = Vec::new();
+    for f in store.list(&prefix).await.unwrap() {
+        let data = store.get(&f.uri).await.unwrap();
+        if let Ok(decoded) = glue_recon::ledger::decode(data, &f.uri) {
+            rows.extend(decoded);
+        }
+    }
+    rows
 }

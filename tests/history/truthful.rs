@@ -200,11 +200,14 @@ fn a_pair_that_cannot_run_is_counted_in_the_summary_the_ledger_and_the_dashboard
     let ledger = futures::executor::block_on(glue_recon::ledger::read_ledger(
         &glue_recon::storage::Storage::local_only(),
         out.to_str().unwrap(),
+        &[],
     ))
     .unwrap();
-    let gamma: Vec<_> = ledger.rows.iter().filter(|r| r.pair == "gamma").collect();
-    assert_eq!(gamma.len(), 1, "{:?}", ledger.rows);
+    let gamma: Vec<_> = ledger.runs.iter().filter(|r| r.pair == "gamma").collect();
+    assert_eq!(gamma.len(), 1, "{:?}", ledger.runs);
     assert_eq!(gamma[0].status, "ERROR");
+    assert_eq!(gamma[0].partitions.len(), 1, "{:?}", gamma[0]);
+    assert_eq!(gamma[0].failed_partitions, 1);
     let record = std::fs::read_to_string(&gamma[0].report_uri).unwrap();
     assert!(record.contains("TableNotFound"), "{record}");
     let index = std::fs::read_to_string(out.join("dashboard/index.html")).unwrap();
@@ -428,15 +431,16 @@ fn an_unwritable_out_fails_before_any_table_is_read() {
     );
 }
 
-/// Ledger rows of `out` per pair: (pair, status).
+/// Pair runs of `out`'s ledger: (pair, status).
 fn ledger_pairs(out: &Path) -> Vec<(String, String)> {
     let ledger = futures::executor::block_on(glue_recon::ledger::read_ledger(
         &glue_recon::storage::Storage::local_only(),
         out.to_str().unwrap(),
+        &[],
     ))
     .unwrap();
     let mut pairs: Vec<(String, String)> = ledger
-        .rows
+        .runs
         .iter()
         .map(|r| (r.pair.clone(), r.status.clone()))
         .collect();
