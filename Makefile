@@ -56,15 +56,19 @@ test: setup ## Run every test: cargo test (against moto), infra checks, the end-
 
 e2e: setup ## End to end: the real state machine on moto calling the real function binaries under cargo lambda watch
 	cargo build --workspace --bins
-	.venv/bin/python tests/e2e/test_e2e.py
+	.venv/bin/python -m pytest -p no:cacheprovider tests/e2e $(PYTEST_ARGS)
 
 infra-check: ## Check infra/ and statemachine/ (cfn-lint, sam validate, asl-validator, checkov, flow tests, the docs' SQL)
 	cargo build --bin glue-recon
 	bash tests/infra/check.sh
 
-lint: ## cargo fmt --check and clippy -D warnings
+SHELL_SCRIPTS := .ci/run $(wildcard scripts/*.sh) tests/infra/check.sh
+
+lint: setup ## cargo fmt --check, clippy -D warnings, ruff (Python), shellcheck (shell)
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -- -D warnings
+	.venv/bin/ruff check .
+	.venv/bin/shellcheck $(SHELL_SCRIPTS)
 
 fmt: ## Format the code
 	cargo fmt --all

@@ -86,7 +86,7 @@ def main() -> None:
     ap.add_argument("--partitions", type=int, default=1000)
     a = ap.parse_args()
     root = os.path.abspath(a.out)
-    start = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+    start = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
     for i in range(a.runs):
         t = run_table(i, start, a.pairs, a.partitions, root)
         day = (start + dt.timedelta(hours=6 * i)).strftime("%Y-%m-%d")

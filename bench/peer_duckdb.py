@@ -41,7 +41,7 @@ def partition_columns(root: str) -> list[str]:
 
 def schema(con, root: str) -> dict[str, str]:
     rows = con.execute(
-        f"DESCRIBE SELECT * FROM read_parquet(?, hive_partitioning = true)", [parquet_glob(root)]
+        "DESCRIBE SELECT * FROM read_parquet(?, hive_partitioning = true)", [parquet_glob(root)]
     ).fetchall()
     return {r[0]: r[1] for r in rows}
 
@@ -142,7 +142,7 @@ def main() -> int:
         print(sql, file=sys.stderr)
     cur = con.execute(sql)
     names = [d[0] for d in cur.description]
-    totals = dict(zip(names, cur.fetchone()))
+    totals = dict(zip(names, cur.fetchone(), strict=True))
     totals["mode"] = args.mode
     totals["compared_columns"] = [c for c, _, _ in cols]
     totals["seconds_in_process"] = round(time.perf_counter() - t0, 3)

@@ -15,7 +15,6 @@ import sys
 import time
 
 import polars as pl
-
 from peer_duckdb import parquet_glob, partition_columns
 
 

@@ -329,7 +329,7 @@ def main() -> int:
                 continue
             rw, rm = g["wall_s"] / res["wall_s"], g["peak_rss_mib"] / res["peak_rss_mib"]
             rc = g["cpu_s"] / res["cpu_s"] if res["cpu_s"] else float("nan")
-            per_round = [a / b for a, b in zip(g["wall_s_all"], res["wall_s_all"])]
+            per_round = [a / b for a, b in zip(g["wall_s_all"], res["wall_s_all"], strict=True)]
             ratios[name] = {"wall": round(rw, 3), "cpu": round(rc, 3), "peak_rss": round(rm, 3),
                             "wall_per_round": [round(x, 3) for x in per_round]}
             print(f"glue-recon / {name:<12} wall {rw:5.2f}x   CPU {rc:5.2f}x   peak RSS {rm:5.2f}x   "

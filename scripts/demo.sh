@@ -109,7 +109,9 @@ for ago in 5 4 3 2 1; do
         rc=0
         run "$at" || rc=$?
         echo "demo: exit code $rc ($( ((rc == 0)) && echo PASS/WARN || echo 'FAIL, as planted'))"
-        echo "demo: orders' report: $(ls -t "$OUT"/reports/orders/*/report.html | head -n 1)"
+        # Run ids start with their UTC time, so the last in glob order is the newest.
+        reports=("$OUT"/reports/orders/*/report.html)
+        echo "demo: orders' report: ${reports[-1]}"
         echo "demo: dashboard: file://$PWD/$OUT/reports/dashboard/index.html"
     fi
 done

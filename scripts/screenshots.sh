@@ -10,7 +10,9 @@ BROWSER=${CHROMIUM:-chromium}
 command -v "$BROWSER" >/dev/null || { echo "screenshots: no $BROWSER; scripts/setup.sh installs it" >&2; exit 2; }
 dashboard=$OUT/dashboard/index.html
 [[ -f $dashboard ]] || { echo "screenshots: no $dashboard; run \`make demo\` first" >&2; exit 2; }
-report=$(ls -t "$OUT"/orders/*/report.html | head -n 1)
+# Run ids start with their UTC time, so the last in glob order is the newest.
+reports=("$OUT"/orders/*/report.html)
+report=${reports[-1]}
 
 # shot PAGE PNG HEIGHT
 shot() {

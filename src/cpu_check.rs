@@ -6,6 +6,8 @@
 //! compiler may emit AVX instructions in any function of this crate, so it must decide
 //! and report without calling into the rest of the program.
 
+#![allow(unsafe_code)] // cpuid, xgetbv and the raw write and exit of the refusal.
+
 use std::arch::x86_64::{__cpuid, __cpuid_count, _xgetbv};
 
 /// Leaf 1, ECX: FMA, the operating system saves the extended registers (OSXSAVE), AVX.

@@ -12,6 +12,8 @@
 //! does not fit the memory budget keeps its buckets in a temporary file instead
 //! ([`PartitionIndex::on_disk`]): memory then holds the tasks in flight and one bucket.
 
+#![allow(unsafe_code)] // Unchecked bucket writes on the join's hot path: each block says why it is sound.
+
 mod on_disk;
 
 use std::hash::BuildHasher;

@@ -14,6 +14,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// libmimalloc-sys does not name.
 const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
+#[allow(unsafe_code)] // mimalloc and prctl settings, each with its SAFETY comment.
 fn main() -> std::process::ExitCode {
     // First of all: a CPU without the instructions this build uses gets a message and
     // exit 2, not an illegal instruction later.

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """End to end: the real statemachine/reconcile.asl.json executed by a moto server, its
 Lambda invokes answered by the real function binaries under `cargo lambda watch`,
 the tables in moto's Glue catalog and S3 (Parquet written by `glue-recon sample-data`).
@@ -21,266 +20,21 @@ report complete); a corrupt partition (not retried, reported as not reconciled, 
 so); an unknown pair (failure alert, FAILED).
 
 Needs the binaries built (`cargo build --workspace --bins`; `make e2e` does it) and
-.venv (scripts/setup.sh). Run: `make e2e` or `.venv/bin/python tests/e2e/test_e2e.py`.
+.venv (scripts/setup.sh). Run: `make e2e`, or `.venv/bin/python -m pytest tests/e2e -k NAME`
+for some scenarios. The stack is tests/e2e/stack.py, made once by the `e` fixture
+(tests/e2e/conftest.py).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
-import socket
-import subprocess
-import sys
-import tempfile
-import threading
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "infra"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from iam_policy import Policies, Request  # noqa: E402
-from runner import Shared, run_tests  # noqa: E402
-from sfn_harness import (  # noqa: E402
-    GLUE_EVENT,
-    PAYLOAD_LIMIT,
-    ROOT,
-    Harness,
-    LambdaReply,
-    attributes,
-    free_port,
-    function_error,
-    ok_raw,
-    payload_limit_error,
-    service_error,
-)
-
-TARGET_DIR = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
-BIN = TARGET_DIR / "debug"
-DATA_BUCKET = "recon-data"
-DB = "sales"
-JOB = "orders-etl"  # the job the sample config lists under glue_jobs
-PAIR = "orders"
-WATCH_START_TIMEOUT = float(os.environ.get("E2E_WATCH_START_TIMEOUT", "900"))
-
-
-class Watch:
-    """`cargo lambda watch` serving the function binaries, and the Lambda backend of the
-    router: forwards invokes, translates its function errors, injects throttles."""
-
-    def __init__(self, env: dict, log: Path):
-        self.port = free_port()
-        self.log = open(log, "w")
-        self.proc = subprocess.Popen(
-            ["cargo", "lambda", "watch", "--ignore-changes", "-A", "127.0.0.1", "-P", str(self.port)],
-            cwd=ROOT,
-            env=env,
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        self.calls: list[tuple[str, dict]] = []
-        self.throttle_next: dict[str, int] = {}
-        self.lock = threading.Lock()
-
-    def close(self):
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, 15)
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, 9)
-        self.log.close()
-
-    def invoke_raw(self, function: str, body: bytes, timeout: float = 120) -> tuple[int, bytes]:
-        if self.proc.poll() is not None:
-            raise RuntimeError(f"cargo lambda watch exited with {self.proc.returncode}; see {self.log.name}")
-        req = urllib.request.Request(
-            f"http://127.0.0.1:{self.port}/2015-03-31/functions/{function}/invocations",
-            data=body,
-            method="POST",
-            headers={"Content-Type": "application/json"},
-        )
-        try:
-            with urllib.request.urlopen(req, timeout=timeout) as resp:
-                return resp.status, resp.read()
-        except urllib.error.HTTPError as err:
-            return err.code, err.read()
-
-    def __call__(self, function: str, body: bytes) -> LambdaReply:
-        """The router's Lambda backend."""
-        with self.lock:
-            self.calls.append((function, json.loads(body or b"null")))
-            if self.throttle_next.get(function, 0) > 0:
-                self.throttle_next[function] -= 1
-                return service_error(429, "TooManyRequestsException", "Rate exceeded (injected by the e2e test)")
-        status, out = self.invoke_raw(function, body)
-        if status == 200:
-            return ok_raw(out)
-        try:
-            err = json.loads(out)
-            return function_error(err["errorType"], err["errorMessage"])
-        except (ValueError, KeyError):
-            return service_error(502, "ServiceException", f"cargo lambda watch answered {status}: {out[:500]!r}")
-
-    def wait_ready(self):
-        """Start every function once: the first invoke runs `cargo run --bin NAME`
-        (a no-op build when `cargo build --workspace --bins` ran before). A payload each
-        function refuses fast proves the binary runs and answers."""
-        deadline = time.monotonic() + WATCH_START_TIMEOUT
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                break
-            except OSError:
-                self._check_alive(deadline)
-                time.sleep(0.2)
-        for fn in ("recon-lookup", "recon-hash", "recon-merge", "recon-trigger"):
-            answer: list = []
-            worker = threading.Thread(
-                target=lambda: answer.append(self.invoke_raw(fn, b'"warm-up"', WATCH_START_TIMEOUT)), daemon=True
-            )
-            worker.start()
-            while worker.is_alive():
-                self._check_alive(deadline)
-                worker.join(0.5)
-            assert answer, f"{fn}: no answer from cargo lambda watch; see {self.log.name}"
-            status, out = answer[0]
-            assert status == 500 and b"InvalidInput" in out, (fn, status, out[:300])
-
-    def _check_alive(self, deadline: float):
-        log = Path(self.log.name).read_text(errors="replace")
-        if self.proc.poll() is not None or "command exited" in log or time.monotonic() > deadline:
-            tail = "\n".join(log.splitlines()[-15:])
-            raise RuntimeError(f"cargo lambda watch could not start a function ({self.log.name}):\n{tail}")
-
-    def calls_of(self, function: str) -> list[dict]:
-        return [p for f, p in self.calls if f == function]
-
-
-class E2E:
-    """Everything the scenarios share: moto + router + watch + the sample tables."""
-
-    def __init__(self):
-        for name in ("glue-recon", "recon-lookup", "recon-hash", "recon-merge", "recon-trigger"):
-            if not (BIN / name).exists():
-                raise RuntimeError(f"{BIN / name} is missing: run `cargo build --workspace --bins` (make e2e does)")
-        self.tmp = Path(tempfile.mkdtemp(prefix="glue-recon-e2e-"))
-        self.watch: Watch | None = None
-        self.h = Harness(lambda function, body: self.watch(function, body))
-        try:
-            self._data()
-            self.machine = self.h.machine(max_concurrency=2, tolerated_failure_percentage=100)
-            env = dict(
-                os.environ,
-                # Through the router, so a test can make AWS fail a call (Harness.inject).
-                AWS_ENDPOINT_URL=self.h.router_endpoint,
-                AWS_ACCESS_KEY_ID="testing",
-                AWS_SECRET_ACCESS_KEY="testing",
-                AWS_REGION="us-east-1",
-                AWS_DEFAULT_REGION="us-east-1",
-                AWS_EC2_METADATA_DISABLED="true",
-                RECON_BUCKET=self.h.bucket,
-                RECON_CONFIG_URI=f"s3://{self.h.bucket}/config/recon.toml",
-                STATE_MACHINE_ARN=self.machine,
-                SWEEP_GLUE_JOBS=JOB,
-                RUST_LOG="info",
-            )
-            self.watch = Watch(env, self.tmp / "watch.log")
-            self.watch.wait_ready()
-        except BaseException:
-            self.close()
-            raise
-
-    def close(self):
-        if self.watch is not None:
-            self.watch.close()
-        self.h.close()
-        if os.environ.get("E2E_KEEP"):
-            print(f"kept {self.tmp}")
-        else:
-            shutil.rmtree(self.tmp, ignore_errors=True)
-
-    def _data(self):
-        data = self.tmp / "data"
-        subprocess.run(
-            [BIN / "glue-recon", "sample-data", "--out", data, "--rows", "3000", "--partitions", "3", "--seed", "7"],
-            check=True,
-            capture_output=True,
-        )
-        self.planted = json.loads((data / "expected.json").read_text())
-        s3, glue = self.h.client("s3"), self.h.client("glue")
-        s3.create_bucket(Bucket=DATA_BUCKET)
-        glue.create_database(DatabaseInput={"Name": DB})
-        self.partitions = sorted(p.name for p in (data / "source").iterdir() if p.name.startswith("dt="))
-        for side in ("source", "target"):
-            table = f"orders_{side}"
-            location = f"s3://{DATA_BUCKET}/warehouse/{table}/"
-            glue.create_table(
-                DatabaseName=DB,
-                TableInput={
-                    "Name": table,
-                    "TableType": "EXTERNAL_TABLE",
-                    "StorageDescriptor": {"Columns": [{"Name": "id", "Type": "bigint"}], "Location": location},
-                    "PartitionKeys": [{"Name": "dt", "Type": "string"}],
-                },
-            )
-            for part in sorted((data / side).iterdir()):
-                if not part.name.startswith("dt="):
-                    continue
-                for f in sorted(part.iterdir()):
-                    s3.upload_file(str(f), DATA_BUCKET, f"warehouse/{table}/{part.name}/{f.name}")
-                glue.create_partition(
-                    DatabaseName=DB,
-                    TableName=table,
-                    PartitionInput={
-                        "Values": [part.name.removeprefix("dt=")],
-                        "StorageDescriptor": {"Location": f"{location}{part.name}/"},
-                    },
-                )
-        config = (data / "recon.toml").read_text()
-        config = config.replace('source = "source"', f'source = "glue://{DB}/orders_source"')
-        config = config.replace('target = "target"', f'target = "glue://{DB}/orders_target"')
-        assert "glue://" in config, "the sample config names its tables as expected"
-        s3.put_object(Bucket=self.h.bucket, Key="config/recon.toml", Body=config.encode())
-        # The same files, reconciled locally by the CLI: the reference totals.
-        local = subprocess.run(
-            [BIN / "glue-recon", "run", "--config", data / "recon.toml", "--out", self.tmp / "local", "--json"],
-            capture_output=True,
-        )
-        assert local.returncode == 1, f"the planted problems FAIL locally: {local.returncode} {local.stderr[-500:]!r}"
-        self.local = json.loads(local.stdout)
-        self.data = data
-
-    def s3_json(self, uri: str) -> dict:
-        bucket, key = uri.removeprefix("s3://").split("/", 1)
-        return json.loads(self.h.client("s3").get_object(Bucket=bucket, Key=key)["Body"].read())
-
-    def keys(self, bucket: str, prefix: str) -> list[str]:
-        pages = self.h.client("s3").get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
-        return [o["Key"] for page in pages for o in page.get("Contents", [])]
-
-    def reset(self):
-        self.watch.calls.clear()
-        self.watch.throttle_next.clear()
-        self.h.faults.clear()
-        self.h.reserved_concurrency.clear()
-        self.h.throttled.clear()
-        self.h.max_in_flight.clear()
-        self.h.alerts()
-
-
-_E2E = Shared(E2E)
-
-
-def e2e() -> E2E:
-    e = _E2E.get()
-    e.reset()
-    return e
+from iam_policy import Policies, Request
+from sfn_harness import GLUE_EVENT, PAYLOAD_LIMIT, attributes, payload_limit_error
+from stack import DATA_BUCKET, DB, E2E, JOB, PAIR
 
 
 def glue_event(job: str, run_id: str) -> dict:
@@ -293,8 +47,7 @@ def glue_event(job: str, run_id: str) -> dict:
 # ------------------------------------------------------------------- scenarios
 
 
-def test_on_demand_run_reports_what_a_local_run_reports_and_alerts():
-    e = e2e()
+def test_on_demand_run_reports_what_a_local_run_reports_and_alerts(e: E2E):
     started = time.monotonic()
     done = e.h.run(e.machine, {"pairs": [PAIR]}, timeout=300)
     elapsed = time.monotonic() - started
@@ -329,8 +82,7 @@ def test_on_demand_run_reports_what_a_local_run_reports_and_alerts():
     print(f"     on-demand execution of {len(e.partitions)} partitions: {elapsed:.1f} s")
 
 
-def test_a_glue_event_delivered_twice_reconciles_once():
-    e = e2e()
+def test_a_glue_event_delivered_twice_reconciles_once(e: E2E):
     event = glue_event(JOB, f"jr_{time.monotonic_ns():x}")
     status, first = e.watch.invoke_raw("recon-trigger", json.dumps(event).encode())
     assert status == 200, first
@@ -360,8 +112,7 @@ def scheduled_event() -> dict:
             "resources": ["arn:aws:events:us-east-1:123456789012:rule/glue-recon-SweepScheduleRule"], "detail": {}}
 
 
-def test_the_sweep_reconciles_a_run_whose_event_was_lost_once_and_only_its_partitions():
-    e = e2e()
+def test_the_sweep_reconciles_a_run_whose_event_was_lost_once_and_only_its_partitions(e: E2E):
     s3, glue = e.h.client("s3"), e.h.client("glue")
     config_key = "config/recon.toml"
     original = s3.get_object(Bucket=e.h.bucket, Key=config_key)["Body"].read()
@@ -399,8 +150,7 @@ def test_the_sweep_reconciles_a_run_whose_event_was_lost_once_and_only_its_parti
         s3.put_object(Bucket=e.h.bucket, Key=config_key, Body=original)
 
 
-def test_a_glue_event_for_a_job_no_pair_lists_is_a_clean_no_op():
-    e = e2e()
+def test_a_glue_event_for_a_job_no_pair_lists_is_a_clean_no_op(e: E2E):
     done = e.h.run(e.machine, glue_event("some-other-job", "jr_other"), timeout=120)
     assert done["status"] == "SUCCEEDED", done
     out = json.loads(done["output"])
@@ -414,8 +164,7 @@ def failed_tasks(e: E2E, execution_arn: str) -> list[dict]:
     return [ev["taskFailedEventDetails"] for ev in events if ev["type"] == "TaskFailed"]
 
 
-def test_s3_unavailable_in_lookup_is_transient_and_retried_by_the_state_machine():
-    e = e2e()
+def test_s3_unavailable_in_lookup_is_transient_and_retried_by_the_state_machine(e: E2E):
     # More 503s than the SDK's own attempts (aws::MAX_ATTEMPTS = 5): lookup gives up
     # with Transient, the state machine retries it, the second lookup reads the config.
     fault = e.h.inject("GET", "^/" + re.escape(f"{e.h.bucket}/config/recon.toml") + "$", times=5)
@@ -429,8 +178,7 @@ def test_s3_unavailable_in_lookup_is_transient_and_retried_by_the_state_machine(
     assert json.loads(done["output"])["status"] == "FAIL"
 
 
-def test_a_throttled_lambda_is_retried_by_the_state_machine():
-    e = e2e()
+def test_a_throttled_lambda_is_retried_by_the_state_machine(e: E2E):
     # The interpreter does not retry on its own: each throttle is a failed task that
     # the Merge state's Retry (Lambda.TooManyRequestsException) tries again.
     e.watch.throttle_next = {"recon-merge": 2}
@@ -443,8 +191,7 @@ def test_a_throttled_lambda_is_retried_by_the_state_machine():
     assert [attributes(a)["status"] for a in e.h.alerts()] == ["FAIL"]
 
 
-def test_partitions_throttled_past_the_reserved_concurrency_are_retried_not_failed():
-    e = e2e()
+def test_partitions_throttled_past_the_reserved_concurrency_are_retried_not_failed(e: E2E):
     # Three partitions started at once against a reserved concurrency of one: Lambda
     # refuses the invokes past it, and the Hash retry outlasts the throttle. No
     # failure is tolerated, so a partition lost to throttling would fail the Map.
@@ -463,8 +210,7 @@ def test_partitions_throttled_past_the_reserved_concurrency_are_retried_not_fail
     assert out["status"] == "FAIL", "the planted problems, not a throttle"
 
 
-def test_a_lambda_failing_beyond_its_retries_fails_the_execution_with_the_failure_alert():
-    e = e2e()
+def test_a_lambda_failing_beyond_its_retries_fails_the_execution_with_the_failure_alert(e: E2E):
     e.watch.throttle_next = {"recon-merge": 100}
     done = e.h.run(e.machine, {"pairs": [PAIR]}, timeout=300)
     assert done["status"] == "FAILED", done
@@ -476,8 +222,7 @@ def test_a_lambda_failing_beyond_its_retries_fails_the_execution_with_the_failur
     assert attributes(alerts[0])["status"] == "ERROR"
 
 
-def test_a_corrupt_partition_is_reported_not_reconciled_and_alerted():
-    e = e2e()
+def test_a_corrupt_partition_is_reported_not_reconciled_and_alerted(e: E2E):
     s3 = e.h.client("s3")
     bad_part = e.partitions[1]
     key = f"warehouse/orders_target/{bad_part}/part-00000.snappy.parquet"
@@ -501,9 +246,8 @@ def test_a_corrupt_partition_is_reported_not_reconciled_and_alerted():
     assert bad_part in alerts[0]["Message"], alerts[0]["Message"]
 
 
-def test_access_denied_on_a_data_file_is_named_and_not_retried():
+def test_access_denied_on_a_data_file_is_named_and_not_retried(e: E2E):
     """The functions invoked one by one, as the Map would: S3 refuses one object."""
-    e = e2e()
     status, out = e.watch.invoke_raw("recon-lookup", json.dumps({"pairs": [PAIR]}).encode())
     assert status == 200, out
     pointer = json.loads(out)
@@ -523,10 +267,9 @@ def test_access_denied_on_a_data_file_is_named_and_not_retried():
     assert partial["error"]["error_type"] == "AccessDenied", partial["error"]
 
 
-def test_a_merge_of_two_thousand_partitions_not_reconciled_returns_a_bounded_output():
+def test_a_merge_of_two_thousand_partitions_not_reconciled_returns_a_bounded_output(e: E2E):
     """recon-merge invoked as the state machine would, after a Map whose every hash
     step failed: its output, with the alert, stays far under the 256 KiB limit."""
-    e = e2e()
     status, out = e.watch.invoke_raw("recon-lookup", json.dumps({"pairs": [PAIR]}).encode())
     assert status == 200, out
     pointer = json.loads(out)
@@ -555,8 +298,7 @@ def test_a_merge_of_two_thousand_partitions_not_reconciled_returns_a_bounded_out
     assert {p["error"]["error_type"] for p in failed} == {"MissingPartial"}
 
 
-def test_an_unknown_pair_fails_the_execution_with_the_failure_alert():
-    e = e2e()
+def test_an_unknown_pair_fails_the_execution_with_the_failure_alert(e: E2E):
     done = e.h.run(e.machine, {"pairs": ["no-such-pair"]}, timeout=120)
     assert done["status"] == "FAILED", done
     assert done.get("error") == "InvalidInput", done
@@ -568,9 +310,8 @@ def test_an_unknown_pair_fails_the_execution_with_the_failure_alert():
     assert attributes(alerts[0])["status"] == "ERROR"
 
 
-def test_every_aws_call_of_the_functions_is_allowed_by_their_roles_in_the_template():
+def test_every_aws_call_of_the_functions_is_allowed_by_their_roles_in_the_template(e: E2E):
     """Runs last: judges the calls of every scenario above."""
-    e = e2e()
     calls = [c for c in e.h.aws_calls if c.app.startswith("recon-")]
     assert {c.app for c in calls} == {"recon-lookup", "recon-hash", "recon-merge", "recon-trigger"}, {
         c.app for c in calls
@@ -598,16 +339,3 @@ def test_every_aws_call_of_the_functions_is_allowed_by_their_roles_in_the_templa
     assert not policies.allows("recon-lookup", Request("glue:GetJobRun", [other_job], {}))
     glue_calls = {(c.app, c.target) for c in calls if c.target and "JobRun" in c.target}
     assert glue_calls == {("recon-trigger", "AWSGlue.GetJobRuns"), ("recon-lookup", "AWSGlue.GetJobRun")}, glue_calls
-
-
-# ------------------------------------------------------------------- runner
-
-
-teardown_module = _E2E.teardown
-
-
-if __name__ == "__main__":
-    t0 = time.monotonic()
-    code = run_tests(globals(), teardown=teardown_module)
-    print(f"e2e: {time.monotonic() - t0:.0f} s in all")
-    sys.exit(code)

@@ -501,7 +501,11 @@ fn ctrl_c_records_the_run_and_a_killed_run_is_shown_as_not_wholly_recorded() {
     // interrupted; the run is wholly recorded, its marker gone.
     let config = slow_pairs(dir);
     let child = start_slow_run(dir, &config);
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    // SAFETY: kill(2) with a pid and a signal number touches no memory of ours.
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT)
+    };
     let o = child.wait_with_output().unwrap();
     let (stdout, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(130), "{stdout}\n{stderr}");

@@ -22,7 +22,7 @@
 # is a failure, not a skip. Runs every check, then prints "N passed, M failed" and exits
 # non-zero if any failed. Offline: nothing here needs AWS credentials or the network.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 2
 
 export PATH=$PWD/.venv/bin:$PWD/node_modules/.bin:$PATH
 export AWS_DEFAULT_REGION=us-east-1 AWS_REGION=us-east-1
@@ -84,10 +84,10 @@ check sam-validate sam sam validate --lint -t "$TEMPLATE"
 check asl-validator asl-validator asl_validate
 check checkov checkov checkov_scan
 if [[ ${1:-} != --static ]]; then
-    check definition "$PY" "$PY" tests/infra/test_definition.py
-    check event-pattern "$PY" "$PY" tests/infra/test_event_pattern.py
-    check flow-stubs "$PY" "$PY" tests/infra/test_flow_stub.py
-    check documented-sql "$PY" "$PY" tests/infra/test_documented_sql.py
+    check definition "$PY" "$PY" -m pytest -q -p no:cacheprovider tests/infra/test_definition.py
+    check event-pattern "$PY" "$PY" -m pytest -q -p no:cacheprovider tests/infra/test_event_pattern.py
+    check flow-stubs "$PY" "$PY" -m pytest -q -p no:cacheprovider tests/infra/test_flow_stub.py
+    check documented-sql "$PY" "$PY" -m pytest -q -p no:cacheprovider tests/infra/test_documented_sql.py
 fi
 
 echo

@@ -13,11 +13,9 @@ cfn-lint brings) and under pytest.
 """
 
 from __future__ import annotations
-from runner import run_tests
 
 import json
 import re
-import sys
 from pathlib import Path
 
 import yaml
@@ -692,10 +690,3 @@ def test_glue_job_run_reads_are_scoped_to_the_jobs_of_glue_job_names():
         for sid, s in role_statements(template, role).items():
             job_actions = {a for a in as_list(s["Action"]) if a.startswith("glue:") and "Job" in a}
             assert job_actions <= ({grants[(role, sid)]} if (role, sid) in grants else set()), (role, sid, job_actions)
-
-
-# ------------------------------------------------------------------- runner
-
-
-if __name__ == "__main__":
-    sys.exit(run_tests(globals()))

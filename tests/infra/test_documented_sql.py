@@ -16,14 +16,12 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 import duckdb
+import pytest
 import sqlglot
-
-from runner import Shared, run_tests
 from test_definition import load_template
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -92,7 +90,14 @@ class Demo:
         self.tmp.cleanup()
 
 
-DEMO = Shared(Demo)
+@pytest.fixture(scope="module")
+def demo():
+    """The demo's five days of runs, made once for the module."""
+    d = Demo()
+    try:
+        yield d
+    finally:
+        d.close()
 
 
 def connect(reports: Path) -> duckdb.DuckDBPyConnection:
@@ -136,8 +141,8 @@ def big_counter(db: duckdb.DuckDBPyConnection) -> int:
     return db.execute(queries[0]).fetchone()[0]
 
 
-def test_every_documented_query_runs_on_the_ledger():
-    db = connect(DEMO.get().reports)
+def test_every_documented_query_runs_on_the_ledger(demo: Demo):
+    db = connect(demo.reports)
     for where, query in documented_queries():
         try:
             rows = db.execute(query).fetchall()
@@ -149,8 +154,8 @@ def test_every_documented_query_runs_on_the_ledger():
             assert rows, f"{where} returned no rows on the demo's ledger:\n{query}"
 
 
-def test_the_heat_map_query_has_a_cell_per_pair_and_day():
-    db = connect(DEMO.get().reports)
+def test_the_heat_map_query_has_a_cell_per_pair_and_day(demo: Demo):
+    db = connect(demo.reports)
     heat = [q for _, q in documented_queries() if "run_date >=" in q and "findings" in q]
     assert len(heat) == 1, f"expected one heat-map query, found {len(heat)}"
     cells = db.execute(heat[0]).fetchall()
@@ -158,8 +163,8 @@ def test_the_heat_map_query_has_a_cell_per_pair_and_day():
     assert len(cells) == 15, f"3 pairs x 5 days, got {len(cells)}: {cells}"
 
 
-def test_the_big_counter_equals_the_dashboard_before_and_after_a_resolution():
-    reports = DEMO.get().reports
+def test_the_big_counter_equals_the_dashboard_before_and_after_a_resolution(demo: Demo):
+    reports = demo.reports
     before = open_on_dashboard(reports)
     assert before > 0, "the demo's last day has planted problems; the dashboard shows none open"
     assert big_counter(connect(reports)) == before
@@ -169,6 +174,3 @@ def test_the_big_counter_equals_the_dashboard_before_and_after_a_resolution():
     assert after == 0, f"{after} findings open after resolving the latest run"
     assert big_counter(connect(reports)) == after
 
-
-if __name__ == "__main__":
-    sys.exit(run_tests(globals(), teardown=DEMO.teardown))

@@ -13,20 +13,15 @@ Runs with plain `python3 tests/infra/test_event_pattern.py` (needs moto and boto
 """
 
 from __future__ import annotations
-from runner import run_tests
 
 import copy
 import json
 import os
-import sys
 from pathlib import Path
 
 import boto3
 from moto import mock_aws
-
-sys.dont_write_bytecode = True  # no __pycache__ beside the tests
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_definition import load_template  # noqa: E402
+from test_definition import load_template
 
 EVENT = json.loads((Path(__file__).resolve().parent / "events" / "glue-job-succeeded.json").read_text())
 JOBS = ["load-orders", "load-customers"]
@@ -112,7 +107,3 @@ def test_the_rule_targets_the_trigger_function_with_retries_and_a_dead_letter_qu
     permission = resources["GlueJobSucceededPermission"]["Properties"]
     assert permission["Principal"] == "events.amazonaws.com"
     assert permission["SourceArn"] == {"Fn::GetAtt": "GlueJobSucceededRule.Arn"}, "scope the permission to the rule"
-
-
-if __name__ == "__main__":
-    sys.exit(run_tests(globals()))

@@ -13,11 +13,10 @@ a state machine that ran a Distributed Map, 5.2.5 can). Runs with plain
 """
 
 from __future__ import annotations
-from runner import Shared, run_tests
 
 import json
-import sys
 
+import pytest
 from sfn_harness import GLUE_EVENT, Harness, LambdaReply, attributes, function_error, ok
 
 BUCKET = "recon-work"
@@ -124,13 +123,21 @@ class StubHarness(Harness):
         self.alerts()
 
 
-_HARNESS = Shared(StubHarness)
+@pytest.fixture(scope="module")
+def stub_harness():
+    """One moto server and router for the module, with stand-ins for the functions."""
+    harness = StubHarness()
+    try:
+        yield harness
+    finally:
+        harness.close()
 
 
-def harness() -> StubHarness:
-    h = _HARNESS.get()
-    h.reset()
-    return h
+@pytest.fixture
+def h(stub_harness: StubHarness) -> StubHarness:
+    """The harness with fresh stubs and no alerts left from an earlier test."""
+    stub_harness.reset()
+    return stub_harness
 
 
 def called(h: StubHarness) -> list[str]:
@@ -141,8 +148,7 @@ def called(h: StubHarness) -> list[str]:
 # ------------------------------------------------------------------- scenarios
 
 
-def test_on_demand_fail_runs_every_item_and_alerts():
-    h = harness()
+def test_on_demand_fail_runs_every_item_and_alerts(h: StubHarness):
     done = h.run(h.machine(), {"pairs": ["orders"]})
     assert done["status"] == "SUCCEEDED", done
     assert called(h) == ["lookup", "hash", "hash", "hash", "merge"], called(h)
@@ -163,8 +169,7 @@ def test_on_demand_fail_runs_every_item_and_alerts():
     assert attributes(alerts[0]) == {"status": "FAIL", "pair": json.dumps(["orders"])}
 
 
-def test_the_map_writes_its_results_under_the_run_not_into_the_state():
-    h = harness()
+def test_the_map_writes_its_results_under_the_run_not_into_the_state(h: StubHarness):
     h.stubs.merge_status = "PASS"
     done = h.run(h.machine(), {"pairs": ["orders"]})
     assert done["status"] == "SUCCEEDED", done
@@ -176,8 +181,7 @@ def test_the_map_writes_its_results_under_the_run_not_into_the_state():
     assert "error" not in merge_in and set(merge_in) == {"run_id", "bucket", "manifest_key", "item_count", "pairs", "pair_count", "trigger"}
 
 
-def test_an_alert_that_cannot_be_published_fails_the_execution_as_alert_not_sent():
-    h = harness()
+def test_an_alert_that_cannot_be_published_fails_the_execution_as_alert_not_sent(h: StubHarness):
     h.client("sns").delete_topic(TopicArn=h.topic)
     try:
         done = h.run(h.machine(), {"pairs": ["orders"]})
@@ -191,8 +195,7 @@ def test_an_alert_that_cannot_be_published_fails_the_execution_as_alert_not_sent
     assert called(h)[-1] == "merge", called(h)
 
 
-def test_pass_sends_no_alert():
-    h = harness()
+def test_pass_sends_no_alert(h: StubHarness):
     h.stubs.merge_status = "PASS"
     done = h.run(h.machine(), {"pairs": ["orders"]})
     assert done["status"] == "SUCCEEDED", done
@@ -200,15 +203,13 @@ def test_pass_sends_no_alert():
     assert h.alerts() == []
 
 
-def test_warn_alerts():
-    h = harness()
+def test_warn_alerts(h: StubHarness):
     h.stubs.merge_status = "WARN"
     assert h.run(h.machine(), {})["status"] == "SUCCEEDED"
     assert [attributes(a)["status"] for a in h.alerts()] == ["WARN"]
 
 
-def test_glue_event_for_an_unlisted_job_is_a_clean_no_op():
-    h = harness()
+def test_glue_event_for_an_unlisted_job_is_a_clean_no_op(h: StubHarness):
     h.stubs.items = 0
     done = h.run(h.machine(), GLUE_EVENT)
     assert done["status"] == "SUCCEEDED", done
@@ -219,8 +220,7 @@ def test_glue_event_for_an_unlisted_job_is_a_clean_no_op():
     assert h.alerts() == []
 
 
-def test_a_data_error_in_lookup_is_not_retried_and_sends_the_failure_alert():
-    h = harness()
+def test_a_data_error_in_lookup_is_not_retried_and_sends_the_failure_alert(h: StubHarness):
     h.stubs.lookup_errors = [("InvalidConfig", "unknown pair `nope`")]
     done = h.run(h.machine(), {"pairs": ["nope"]})
     assert done["status"] == "FAILED", done
@@ -234,8 +234,7 @@ def test_a_data_error_in_lookup_is_not_retried_and_sends_the_failure_alert():
     assert attributes(alerts[0]) == {"status": "ERROR", "pair": json.dumps(["*"])}
 
 
-def test_transient_is_retried():
-    h = harness()
+def test_transient_is_retried(h: StubHarness):
     h.stubs.lookup_errors = [("Transient", "throttled by Glue")]
     h.stubs.merge_status = "PASS"
     done = h.run(h.machine(), {})
@@ -244,20 +243,18 @@ def test_transient_is_retried():
     assert h.alerts() == []
 
 
-def test_failed_partitions_within_tolerance_still_reach_merge():
-    h = harness()
+def test_failed_partitions_within_tolerance_still_reach_merge(h: StubHarness):
     h.stubs.hash_error = ("CorruptParquet", "bad footer")
     done = h.run(h.machine(tolerated_failure_percentage=100), {})
     assert done["status"] == "SUCCEEDED", done
     assert called(h) == ["lookup", "hash", "hash", "hash", "merge"], "a data error is not retried; merge still runs"
 
 
-def test_map_settings_reach_the_map_run_as_numbers():
+def test_map_settings_reach_the_map_run_as_numbers(h: StubHarness):
     """MaxConcurrency and ToleratedFailurePercentage arrive as substituted strings and
     must reach the Map run as numbers. (moto counts failed items but does not enforce
     the threshold, so "beyond tolerance -> failure alert" is pinned by the static
     Catch test and by the missing-manifest test below, not here.)"""
-    h = harness()
     h.stubs.hash_error = ("CorruptParquet", "bad footer")
     done = h.run(h.machine(max_concurrency=2, tolerated_failure_percentage=0), {})
     sfn = h.client("stepfunctions")
@@ -269,8 +266,7 @@ def test_map_settings_reach_the_map_run_as_numbers():
     assert run["itemCounts"]["total"] == 3 and run["itemCounts"]["failed"] == 3, run["itemCounts"]
 
 
-def test_a_failing_map_sends_the_failure_alert():
-    h = harness()
+def test_a_failing_map_sends_the_failure_alert(h: StubHarness):
     original = h.stubs.lookup
 
     def lookup_pointing_nowhere(payload):
@@ -287,8 +283,7 @@ def test_a_failing_map_sends_the_failure_alert():
     assert f"Error: {done.get('error')}" in alerts[0]["Message"], (done.get("error"), alerts[0]["Message"])
 
 
-def test_a_result_over_256_kib_is_refused_as_step_functions_refuses_it():
-    h = harness()
+def test_a_result_over_256_kib_is_refused_as_step_functions_refuses_it(h: StubHarness):
     h.stubs.alert_padding = 300 * 1024
     done = h.run(h.machine(), {})
     assert done["status"] == "FAILED", done
@@ -298,20 +293,9 @@ def test_a_result_over_256_kib_is_refused_as_step_functions_refuses_it():
     h.data_limit_exceeded.clear()
 
 
-def test_a_map_child_input_over_256_kib_is_refused_and_the_function_not_called():
-    h = harness()
+def test_a_map_child_input_over_256_kib_is_refused_and_the_function_not_called(h: StubHarness):
     h.stubs.item_padding = 257 * 1024
     h.run(h.machine(), {})
     assert "hash" not in called(h), called(h)
     assert any("input of recon-hash" in m for m in h.data_limit_exceeded), h.data_limit_exceeded
     h.data_limit_exceeded.clear()
-
-
-# ------------------------------------------------------------------- runner
-
-
-teardown_module = _HARNESS.teardown
-
-
-if __name__ == "__main__":
-    sys.exit(run_tests(globals(), teardown=teardown_module))
