@@ -9,10 +9,9 @@ use std::fmt::Write;
 use serde::{Deserialize, Serialize};
 
 use crate::bounded::{ALERT_MESSAGE_MAX, prefix, shortened};
-use crate::error::ReconError;
+use crate::layout::ReportLocation;
 use crate::partial::FindingKind;
-use crate::report::{Report, Status};
-use crate::runner::ReportLocation;
+use crate::report::{NotRun, Report, Status};
 
 /// The longest subject sent: SNS takes subjects under 100 characters.
 pub const SUBJECT_MAX: usize = 99;
@@ -58,32 +57,6 @@ pub struct Alert {
 
 /// A report and where it was written.
 pub type WrittenReport<'a> = (&'a Report, &'a ReportLocation);
-
-/// A pair that could not run (bad table, schema, config): what `--json` prints in its
-/// report's place and what [`Alert::for_not_run`] tells.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct NotRun {
-    /// The pair.
-    pub pair: String,
-    /// Always `ERROR`, where a report has its verdict.
-    pub status: &'static str,
-    /// The error's stable name ([`ReconError::error_type`]).
-    pub error_type: &'static str,
-    /// The error, for people.
-    pub error: String,
-}
-
-impl NotRun {
-    /// Pair `pair` stopped with `error`.
-    pub fn new(pair: &str, error: &ReconError) -> NotRun {
-        NotRun {
-            pair: pair.to_string(),
-            status: "ERROR",
-            error_type: error.error_type(),
-            error: error.to_string(),
-        }
-    }
-}
 
 /// The `pair` attribute's value: the names as a JSON array of strings.
 fn pair_attribute<S: AsRef<str>>(names: &[S]) -> String {
@@ -405,7 +378,7 @@ mod tests {
         let report = crate::report::one_partition_report(3);
         let s3 = Alert::for_reports(&[(
             &report,
-            &ReportLocation::of("s3://b/reports/p/r1".into(), &report),
+            &ReportLocation::of("s3://b/reports/p/r1".into(), &report.artifacts),
         )])
         .message;
         assert!(s3.contains("offending keys (Athena):"), "{s3}");
@@ -419,7 +392,7 @@ mod tests {
         // its diffs.parquet by absolute path, quotes doubled.
         let local = Alert::for_reports(&[(
             &report,
-            &ReportLocation::of("out/it's/p/r1".into(), &report),
+            &ReportLocation::of("out/it's/p/r1".into(), &report.artifacts),
         )])
         .message;
         assert!(local.contains("offending keys (DuckDB):"), "{local}");
@@ -457,7 +430,7 @@ mod tests {
             .collect();
         let locs: Vec<ReportLocation> = reports
             .iter()
-            .map(|r| ReportLocation::of(format!("s3://b/reports/{}/now", r.pair), r))
+            .map(|r| ReportLocation::of(format!("s3://b/reports/{}/now", r.pair), &r.artifacts))
             .collect();
         let refs: Vec<WrittenReport<'_>> = reports.iter().zip(&locs).collect();
         let alert = Alert::for_reports(&refs).with_dashboard("s3://b/dashboard/index.html");

@@ -417,12 +417,7 @@ impl Config {
                     "{at}: `name` cannot be only dots (it becomes a folder name)"
                 )));
             }
-            let reserved = [
-                crate::dashboard::DASHBOARD_DIR,
-                crate::ledger::LEDGER_DIR,
-                crate::resolution::RESOLUTIONS_DIR,
-                crate::run_marker::IN_PROGRESS_DIR,
-            ];
+            let reserved = crate::layout::RESERVED_DIRS;
             if reserved.iter().any(|r| r.eq_ignore_ascii_case(&pair.name)) {
                 return Err(invalid(format!(
                     "{at}: `name` is taken by a folder of the report root ({}); choose another",

@@ -19,13 +19,11 @@ use bytes::Bytes;
 
 use crate::error::Result;
 use crate::html::{STYLE, esc};
+use crate::layout::DASHBOARD_DIR;
 use crate::ledger::{LedgerProblem, LedgerRead, LedgerRun, refresh_ledger};
-use crate::resolution::{OpenPair, Resolution, open_findings, read_resolutions};
+use crate::resolution::{OpenPair, Resolution, accepted, open_findings, read_resolutions};
 use crate::run_marker::{UnfinishedRun, unfinished_runs};
 use crate::storage::Storage;
-
-/// The folder of the dashboard under a root.
-pub const DASHBOARD_DIR: &str = "dashboard";
 
 /// Run dates shown in the heat map (the most recent ones).
 const HEAT_MAP_DATES: usize = 30;
@@ -77,7 +75,7 @@ pub async fn load(
     rewritten: Option<&str>,
 ) -> Result<DashboardData> {
     let (resolutions, mut problems) = read_resolutions(storage, root).await?;
-    let ledger = refresh_ledger(storage, root, known, rewritten, &resolutions).await?;
+    let ledger = refresh_ledger(storage, root, known, rewritten, &accepted(&resolutions)).await?;
     problems.extend(ledger.problems);
     let (unfinished, marker_problems) = unfinished_runs(storage, root, &ledger.runs).await?;
     problems.extend(marker_problems);

@@ -5,74 +5,9 @@
 //! is recorded in the report ([`Report::drift`]) with the delta, and a detected drift
 //! raises a PASS to WARN so it alerts.
 
-use serde::{Deserialize, Serialize};
-
 use crate::config::Limit;
 use crate::ledger::LedgerRun;
-use crate::report::{Report, Status};
-
-/// The outcome of a pair's drift check.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DriftCheck {
-    /// Runs in the baseline (0: no history, nothing compared).
-    pub baseline_runs: usize,
-    /// How many of them were clean.
-    pub baseline_clean_runs: usize,
-    /// Earlier runs of the pair left out of the baseline
-    /// ([`LedgerRun::joins_baseline`]: incomplete, or drifted with findings not
-    /// accepted).
-    #[serde(default)]
-    pub left_out_runs: usize,
-    /// The band used (`0.5%` or a count).
-    pub band: String,
-    /// Whether the pair drifted.
-    pub detected: bool,
-    /// Why, with the deltas (empty when not detected).
-    pub reasons: Vec<String>,
-    /// Mean finding rate (findings per source row, %) of the baseline.
-    pub baseline_finding_rate: f64,
-    /// This run's finding rate (%).
-    pub finding_rate: f64,
-    /// Mean findings of the baseline.
-    pub baseline_findings: f64,
-    /// Mean source rows of the baseline.
-    pub baseline_source_rows: f64,
-    /// Mean target rows of the baseline.
-    pub baseline_target_rows: f64,
-}
-
-impl DriftCheck {
-    /// One line: `DRIFT: reason; reason` or the delta when there is none.
-    pub fn summary(&self) -> String {
-        if self.detected {
-            format!("DRIFT: {}", self.reasons.join("; "))
-        } else {
-            self.delta()
-        }
-    }
-
-    /// The delta against the baseline in words.
-    pub fn delta(&self) -> String {
-        let left_out = match self.left_out_runs {
-            0 => String::new(),
-            n => format!(
-                "; {} left out (drifted or incomplete)",
-                crate::report::count(n, "run")
-            ),
-        };
-        if self.baseline_runs == 0 {
-            return format!("no baseline yet{left_out}");
-        }
-        format!(
-            "finding rate {:.3}% vs baseline {:.3}% ({:+.3} pp) over {}, {} clean{left_out}",
-            self.finding_rate,
-            self.baseline_finding_rate,
-            self.finding_rate - self.baseline_finding_rate,
-            crate::report::count(self.baseline_runs, "run"),
-            self.baseline_clean_runs
-        )
-    }
-}
+use crate::report::{DriftCheck, Report, Status};
 
 fn mean(values: impl Iterator<Item = f64>) -> f64 {
     let (sum, n) = values.fold((0.0, 0usize), |(s, n), v| (s + v, n + 1));

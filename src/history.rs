@@ -15,15 +15,12 @@ use bytes::Bytes;
 use crate::config::{Config, Defaults};
 use crate::dashboard::{DashboardOutput, write_dashboard};
 use crate::error::Result;
+use crate::layout::ATHENA_DIR;
+use crate::layout::ReportLocation;
 use crate::ledger::{LedgerProblem, LedgerRead, LedgerRun, append_run, read_ledger};
 use crate::report::Report;
-use crate::resolution::read_resolutions;
-use crate::runner::ReportLocation;
+use crate::resolution::{accepted, read_resolutions};
 use crate::storage::Storage;
-
-/// The folder beside diffs.parquet holding a one-line symlink manifest that points
-/// at it, the LOCATION of an Athena `SymlinkTextInputFormat` table over the diff rows.
-pub const ATHENA_DIR: &str = "athena";
 
 /// A run's history: the ledger as read when the run started.
 #[derive(Debug, Clone, Default)]
@@ -51,7 +48,7 @@ pub async fn load_history(storage: &Storage, root: &str) -> Result<History> {
     for p in problems {
         tracing::warn!(object = %p.uri, error = %p.error, "resolution skipped");
     }
-    let ledger = read_ledger(storage, root, &resolutions).await?;
+    let ledger = read_ledger(storage, root, &accepted(&resolutions)).await?;
     Ok(History { ledger })
 }
 

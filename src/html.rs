@@ -302,7 +302,7 @@ pub fn status_class(s: Status) -> &'static str {
 
 /// The page written in a report's place for a pair that could not run: the error,
 /// what it is about, and the run.
-pub fn render_not_run(not_run: &crate::alert::NotRun, meta: &crate::report::RunMeta) -> String {
+pub fn render_not_run(not_run: &crate::report::NotRun, meta: &crate::report::RunMeta) -> String {
     format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>ERROR {pair} · glue-recon</title><style>{STYLE}</style></head><body><div id=\"verdict\" class=\"verdict ERROR\">ERROR</div><h1>{pair}</h1><p>run <code>{run}</code> · {start} · trigger {trigger}</p><h2>The pair could not run</h2><p><code>{kind}</code>: {error}</p><p>Nothing was compared in this run: fix what the error names and run the pair again.</p></body></html>",
         pair = esc(&not_run.pair),

@@ -33,9 +33,9 @@ use parquet::file::properties::WriterProperties;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{ReconError, Result};
+use crate::layout::LEDGER_DIR;
+use crate::layout::ReportLocation;
 use crate::report::Report;
-use crate::resolution::Resolution;
-use crate::runner::ReportLocation;
 use crate::storage::Storage;
 
 /// Version of the ledger's Parquet schema, stored in every object's key-value
@@ -44,9 +44,6 @@ pub const LEDGER_SCHEMA_VERSION: i32 = 1;
 
 /// The Parquet key-value metadata entry holding the ledger schema version.
 pub const VERSION_KEY: &str = "glue_recon.ledger_version";
-
-/// The folder (prefix) of the ledger under a root.
-pub const LEDGER_DIR: &str = "ledger";
 
 /// One ledger row: one partition of one pair in one run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -465,21 +462,44 @@ pub struct LedgerProblem {
 /// A pair run's place in the ledger's order: run time, run id, pair.
 type RunKey = (String, String, String);
 
-/// The scopes of the accepted resolutions, by pair and run: the partition lists
-/// (an empty list is every partition) whose findings are the pair's new normal.
-type AcceptedScopes = BTreeMap<(String, String), BTreeSet<Vec<String>>>;
+/// What resolutions accepted as the pairs' new normal, by pair and run: the partition
+/// lists (an empty list is every partition) whose findings a read counts in
+/// [`LedgerRun::accepted_findings`] (`crate::resolution::accepted` builds it).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Accepted(BTreeMap<(String, String), BTreeSet<Vec<String>>>);
 
-fn accepted_scopes(resolutions: &[Resolution]) -> AcceptedScopes {
-    let mut scopes = AcceptedScopes::new();
-    for r in resolutions.iter().filter(|r| r.accepted) {
-        let mut partitions = r.partitions.clone();
-        partitions.sort();
-        scopes
-            .entry((r.pair.clone(), r.run_id.clone()))
-            .or_default()
-            .insert(partitions);
+impl Accepted {
+    /// From `(pair, run id, partitions)` scopes, an empty partition list covering the
+    /// whole run.
+    pub fn new(scopes: impl IntoIterator<Item = (String, String, Vec<String>)>) -> Self {
+        let mut map: BTreeMap<(String, String), BTreeSet<Vec<String>>> = BTreeMap::new();
+        for (pair, run_id, mut partitions) in scopes {
+            partitions.sort();
+            map.entry((pair, run_id)).or_default().insert(partitions);
+        }
+        Accepted(map)
     }
-    scopes
+
+    /// Whether the row's findings were accepted.
+    fn covers(&self, row: &LedgerRow) -> bool {
+        self.0
+            .get(&(row.pair.clone(), row.run_id.clone()))
+            .is_some_and(|scopes| {
+                scopes
+                    .iter()
+                    .any(|s| s.is_empty() || s.contains(&row.partition))
+            })
+    }
+
+    /// The run ids whose scopes differ between `self` and `other`.
+    fn runs_changed<'a>(&'a self, other: &'a Accepted) -> BTreeSet<&'a String> {
+        self.0
+            .keys()
+            .chain(other.0.keys())
+            .filter(|k| self.0.get(*k) != other.0.get(*k))
+            .map(|(_, run_id)| run_id)
+            .collect()
+    }
 }
 
 /// The ledger as its readers need it: every pair run summed over its partitions,
@@ -497,7 +517,7 @@ pub struct LedgerRead {
     /// [`refresh_ledger`] need not read again.
     pub objects: BTreeMap<String, BTreeSet<String>>,
     /// The accepted resolutions the runs' [`LedgerRun::accepted_findings`] count.
-    accepted: AcceptedScopes,
+    accepted: Accepted,
 }
 
 impl LedgerRead {
@@ -564,18 +584,12 @@ fn latest_runs(runs: &BTreeMap<RunKey, LedgerRun>) -> BTreeMap<String, RunKey> {
 fn fold(
     runs: &mut BTreeMap<RunKey, LedgerRun>,
     latest: &mut BTreeMap<String, RunKey>,
-    accepted: &AcceptedScopes,
+    accepted: &Accepted,
     rows: Vec<LedgerRow>,
 ) {
     for row in rows {
         let key = (row.run_time.clone(), row.run_id.clone(), row.pair.clone());
-        let covered = accepted
-            .get(&(row.pair.clone(), row.run_id.clone()))
-            .is_some_and(|scopes| {
-                scopes
-                    .iter()
-                    .any(|s| s.is_empty() || s.contains(&row.partition))
-            });
+        let covered = accepted.covers(&row);
         let run = runs
             .entry(key.clone())
             .or_insert_with(|| LedgerRun::of(&row));
@@ -659,21 +673,17 @@ pub(crate) async fn read_objects<T>(
     Ok((out, problems))
 }
 
-/// Read the ledger under `root` ([`LedgerRead`]), counting the findings that the
-/// accepted ones of `resolutions` cover. Objects that cannot be listed are an error;
+/// Read the ledger under `root` ([`LedgerRead`]), counting the findings that
+/// `accepted` covers. Objects that cannot be listed are an error;
 /// objects that cannot be read or decoded are reported in the result and skipped.
-pub async fn read_ledger(
-    storage: &Storage,
-    root: &str,
-    resolutions: &[Resolution],
-) -> Result<LedgerRead> {
-    refresh_ledger(storage, root, LedgerRead::default(), None, resolutions).await
+pub async fn read_ledger(storage: &Storage, root: &str, accepted: &Accepted) -> Result<LedgerRead> {
+    refresh_ledger(storage, root, LedgerRead::default(), None, accepted).await
 }
 
 /// `known`, an earlier read of the ledger under `root`, brought up to date with one
 /// listing: objects listed now and not known are read, known objects no longer
 /// listed are forgotten, and `rewritten` (an object written since, such as the run's
-/// own) is read again, as are the runs whose accepted resolutions changed and a
+/// own) is read again, as are the runs whose `accepted` scopes changed and a
 /// pair's new latest run once its newer runs are gone. The result is what
 /// [`read_ledger`] would read now, without decoding again the objects read before.
 pub async fn refresh_ledger(
@@ -681,7 +691,7 @@ pub async fn refresh_ledger(
     root: &str,
     known: LedgerRead,
     rewritten: Option<&str>,
-    resolutions: &[Resolution],
+    accepted: &Accepted,
 ) -> Result<LedgerRead> {
     let LedgerRead {
         runs,
@@ -689,19 +699,13 @@ pub async fn refresh_ledger(
         mut objects,
         accepted: was_accepted,
     } = known;
-    let accepted = accepted_scopes(resolutions);
     let mut runs: BTreeMap<RunKey, LedgerRun> = runs
         .into_iter()
         .map(|r| ((r.run_time.clone(), r.run_id.clone(), r.pair.clone()), r))
         .collect();
     let files = list_objects(storage, root, LEDGER_DIR, ".parquet").await?;
     let listed: BTreeSet<String> = files.into_iter().map(|f| f.uri).collect();
-    let reconsidered: BTreeSet<&String> = was_accepted
-        .keys()
-        .chain(accepted.keys())
-        .filter(|k| was_accepted.get(*k) != accepted.get(*k))
-        .map(|(_, run_id)| run_id)
-        .collect();
+    let reconsidered = was_accepted.runs_changed(accepted);
     let gone: Vec<String> = objects
         .iter()
         .filter(|(uri, ids)| {
@@ -751,7 +755,7 @@ pub async fn refresh_ledger(
             match result {
                 Ok(rows) => {
                     ids.extend(rows.iter().map(|r| r.run_id.clone()));
-                    fold(&mut runs, &mut latest, &accepted, rows);
+                    fold(&mut runs, &mut latest, accepted, rows);
                 }
                 Err(e) => {
                     tracing::warn!(object = %uri, error = %e, "ledger object skipped");
@@ -772,7 +776,7 @@ pub async fn refresh_ledger(
         runs: runs.into_values().collect(),
         problems,
         objects,
-        accepted,
+        accepted: accepted.clone(),
     })
 }
 

@@ -25,14 +25,16 @@ use serde::{Deserialize, Serialize};
 
 use crate::alert::Alert;
 use crate::budget::MemoryBudget;
+use crate::catalog::Catalog;
 use crate::config::{Config, Defaults, PairConfig};
 use crate::diffrows::DiffRowsWriter;
 use crate::error::{ReconError, Result};
+use crate::layout::ReportLocation;
 use crate::partial::{ItemError, PartialDiff, Totals};
 use crate::plan::ComparePlan;
 use crate::reconcile::ItemRunner;
 use crate::report::{Report, RunMeta, Status, build_report, new_run_id, now_rfc3339};
-use crate::runner::{Catalog, ReportLocation, RunOptions, prepare_pair, write_report_files};
+use crate::runner::{RunOptions, prepare_pair, write_report_files};
 use crate::scan::NoProgress;
 use crate::storage::Storage;
 use crate::table::{ItemRef, WorkItem};

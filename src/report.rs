@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::config::{DriftAction, Limits, PairConfig};
+use crate::layout::Artifacts;
 use crate::partial::{FindingKind, ItemError, PartialDiff, Totals};
 use crate::plan::{SchemaDiff, Side};
 use crate::table::Presence;
@@ -100,15 +101,6 @@ pub struct SampleDiff {
     pub target_chars: Option<u64>,
 }
 
-/// File names of the report's companions, relative to report.json.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Artifacts {
-    /// The HTML page.
-    pub html: String,
-    /// Every finding as Parquet rows.
-    pub diff_rows: String,
-}
-
 /// The report of one pair in one run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Report {
@@ -157,7 +149,7 @@ pub struct Report {
     /// The check against the pair's own trailing baseline ([`crate::drift`]); absent
     /// until the run is compared with the ledger.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub drift: Option<crate::drift::DriftCheck>,
+    pub drift: Option<DriftCheck>,
 }
 
 /// Identity and timing of a run, supplied by the caller.
@@ -525,10 +517,7 @@ pub fn build_report(
         columns,
         samples,
         sample_limit,
-        artifacts: Artifacts {
-            html: "report.html".into(),
-            diff_rows: "diffs.parquet".into(),
-        },
+        artifacts: Artifacts::standard(),
         drift: None,
     }
 }
@@ -571,6 +560,92 @@ pub fn rfc3339(at: chrono::DateTime<chrono::Utc>) -> String {
 }
 
 /// Pair `p` keyed by `id`, and the meta of run `run_id`: for tests that build reports.
+/// The outcome of a pair's drift check.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DriftCheck {
+    /// Runs in the baseline (0: no history, nothing compared).
+    pub baseline_runs: usize,
+    /// How many of them were clean.
+    pub baseline_clean_runs: usize,
+    /// Earlier runs of the pair left out of the baseline
+    /// (incomplete, or drifted with findings not accepted: the history layer's
+    /// `LedgerRun::joins_baseline`).
+    #[serde(default)]
+    pub left_out_runs: usize,
+    /// The band used (`0.5%` or a count).
+    pub band: String,
+    /// Whether the pair drifted.
+    pub detected: bool,
+    /// Why, with the deltas (empty when not detected).
+    pub reasons: Vec<String>,
+    /// Mean finding rate (findings per source row, %) of the baseline.
+    pub baseline_finding_rate: f64,
+    /// This run's finding rate (%).
+    pub finding_rate: f64,
+    /// Mean findings of the baseline.
+    pub baseline_findings: f64,
+    /// Mean source rows of the baseline.
+    pub baseline_source_rows: f64,
+    /// Mean target rows of the baseline.
+    pub baseline_target_rows: f64,
+}
+
+impl DriftCheck {
+    /// One line: `DRIFT: reason; reason` or the delta when there is none.
+    pub fn summary(&self) -> String {
+        if self.detected {
+            format!("DRIFT: {}", self.reasons.join("; "))
+        } else {
+            self.delta()
+        }
+    }
+
+    /// The delta against the baseline in words.
+    pub fn delta(&self) -> String {
+        let left_out = match self.left_out_runs {
+            0 => String::new(),
+            n => format!("; {} left out (drifted or incomplete)", count(n, "run")),
+        };
+        if self.baseline_runs == 0 {
+            return format!("no baseline yet{left_out}");
+        }
+        format!(
+            "finding rate {:.3}% vs baseline {:.3}% ({:+.3} pp) over {}, {} clean{left_out}",
+            self.finding_rate,
+            self.baseline_finding_rate,
+            self.finding_rate - self.baseline_finding_rate,
+            count(self.baseline_runs, "run"),
+            self.baseline_clean_runs
+        )
+    }
+}
+
+/// A pair that could not run (bad table, schema, config): what `--json` prints in its
+/// report's place and what the alert of a run tells of it (`alert::Alert::for_not_run` in the history layer).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NotRun {
+    /// The pair.
+    pub pair: String,
+    /// Always `ERROR`, where a report has its verdict.
+    pub status: &'static str,
+    /// The error's stable name ([`crate::error::ReconError::error_type`]).
+    pub error_type: &'static str,
+    /// The error, for people.
+    pub error: String,
+}
+
+impl NotRun {
+    /// Pair `pair` stopped with `error`.
+    pub fn new(pair: &str, error: &crate::error::ReconError) -> NotRun {
+        NotRun {
+            pair: pair.to_string(),
+            status: "ERROR",
+            error_type: error.error_type(),
+            error: error.to_string(),
+        }
+    }
+}
+
 #[cfg(test)]
 pub(crate) fn test_pair_and_meta(run_id: &str) -> (PairConfig, RunMeta) {
     let pair = crate::config::Config::parse(

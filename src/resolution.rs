@@ -14,14 +14,12 @@ use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{ReconError, Result};
-use crate::ledger::{LedgerProblem, LedgerRead, LedgerRow, LedgerRun, read_objects};
+use crate::layout::RESOLUTIONS_DIR;
+use crate::ledger::{Accepted, LedgerProblem, LedgerRead, LedgerRow, LedgerRun, read_objects};
 use crate::storage::Storage;
 
 /// Version of the resolution record.
 pub const RESOLUTION_SCHEMA_VERSION: u32 = 1;
-
-/// The folder (prefix) of resolution records under a root.
-pub const RESOLUTIONS_DIR: &str = "resolutions";
 
 /// One resolution record.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -61,6 +59,16 @@ impl Resolution {
             && self.run_id == row.run_id
             && (self.partitions.is_empty() || self.partitions.contains(&row.partition))
     }
+}
+
+/// What the accepted ones of `resolutions` make the new normal, for a ledger read.
+pub fn accepted(resolutions: &[Resolution]) -> Accepted {
+    Accepted::new(
+        resolutions
+            .iter()
+            .filter(|r| r.accepted)
+            .map(|r| (r.pair.clone(), r.run_id.clone(), r.partitions.clone())),
+    )
 }
 
 /// What a person asks to resolve.

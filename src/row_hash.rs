@@ -117,6 +117,14 @@ mod tests {
     use super::*;
     use sha2::{Digest, Sha256};
 
+    /// make portable-check runs these tests with the feature: they must then take the
+    /// one-row path, whatever the CPU.
+    #[cfg(all(target_arch = "x86_64", feature = "portable"))]
+    #[test]
+    fn the_portable_build_never_takes_the_sixteen_lane_path() {
+        assert!(!sixteen_lanes::usable(64));
+    }
+
     #[test]
     fn equals_sha256_at_every_length_around_the_block_edges() {
         for len in 0..=200usize {

@@ -9,7 +9,7 @@
 //!
 //! [`Encoder::max_len`]: crate::canonical::Encoder::max_len
 
-use crate::canonical::Out;
+use crate::out::Out;
 use crate::row_hash::{self, RowHash};
 
 /// Bytes of slots one chunk of rows aims at: a chunk stays in a core's L2 cache,

@@ -9,11 +9,9 @@ use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{ReconError, Result};
+use crate::layout::IN_PROGRESS_DIR;
 use crate::ledger::{LedgerProblem, LedgerRun, read_objects};
 use crate::storage::Storage;
-
-/// The folder of the markers under a report root.
-pub const IN_PROGRESS_DIR: &str = "in-progress";
 
 /// A run being recorded.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -7,11 +7,11 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use futures::StreamExt;
-use futures::future::BoxFuture;
 
 use crate::budget::MemoryBudget;
 use crate::config::{Defaults, PairConfig};
 use crate::error::{ReconError, Result};
+use crate::layout::{ReportLocation, report_dir};
 use crate::partial::PartialDiff;
 use crate::partition_filter::Filter;
 use crate::plan::{ComparePlan, with_partition_columns};
@@ -22,28 +22,7 @@ use crate::side_schema::SideSchema;
 use crate::storage::Storage;
 use crate::table::{Location, TableListing, WorkItem, align, list_location, partition_label};
 
-/// A data catalog that resolves `glue://database/table` to files, and tells the
-/// arguments of the job runs that write its tables.
-pub trait Catalog: Send + Sync {
-    /// The arguments of run `run_id` of Glue job `job` (`--partitions` ->
-    /// `dt=2024-01-01`), as the run was started with them.
-    fn job_run_arguments<'a>(
-        &'a self,
-        job: &'a str,
-        run_id: &'a str,
-    ) -> BoxFuture<'a, Result<HashMap<String, String>>>;
-
-    /// Resolve a table (and its partitions matching `filter`, in Glue expression
-    /// syntax, and, when `partitions` is given, only those of these labels,
-    /// `dt=2024-01-01/region=eu`) to its files.
-    fn resolve<'a>(
-        &'a self,
-        database: &'a str,
-        table: &'a str,
-        filter: Option<&'a str>,
-        partitions: Option<&'a [String]>,
-    ) -> BoxFuture<'a, Result<TableListing>>;
-}
+use crate::catalog::Catalog;
 
 /// How a run is carried out.
 #[derive(Clone)]
@@ -326,36 +305,6 @@ pub async fn run_pair(pair: &PairConfig, defaults: &Defaults, opts: &RunOptions)
     Ok(run_pair_full(pair, defaults, opts).await?.report)
 }
 
-/// Where a report was written.
-#[derive(Debug, Clone)]
-pub struct ReportLocation {
-    /// The folder (or s3 prefix).
-    pub dir: String,
-    /// report.json.
-    pub json: String,
-    /// report.html.
-    pub html: String,
-    /// diffs.parquet.
-    pub diff_rows: String,
-}
-
-impl ReportLocation {
-    /// Where the files of `report` go in the folder `dir`.
-    pub fn of(dir: String, report: &Report) -> Self {
-        ReportLocation {
-            json: Storage::join(&dir, "report.json"),
-            html: Storage::join(&dir, &report.artifacts.html),
-            diff_rows: Storage::join(&dir, &report.artifacts.diff_rows),
-            dir,
-        }
-    }
-}
-
-/// The folder of a pair's run under a report root.
-pub fn report_dir(root: &str, pair: &str, run_id: &str) -> String {
-    Storage::join(root, &format!("{pair}/{run_id}"))
-}
-
 /// Write report.json, report.html and diffs.parquet under `root/<pair>/<run_id>/`.
 /// Every object is written whole; a retried run overwrites the same keys.
 pub async fn write_report(storage: &Storage, root: &str, run: &PairRun) -> Result<ReportLocation> {
@@ -371,7 +320,7 @@ pub async fn write_report_files(
     r: &Report,
     diff_rows: Bytes,
 ) -> Result<ReportLocation> {
-    let loc = ReportLocation::of(report_dir(root, &r.pair, &r.run_id), r);
+    let loc = ReportLocation::of(report_dir(root, &r.pair, &r.run_id), &r.artifacts);
     let store = storage.for_uri(&loc.dir)?;
     store.put(&loc.diff_rows, diff_rows).await?;
     store
@@ -386,14 +335,14 @@ pub async fn write_report_files(
 }
 
 /// Write the record of a pair that could not run in its report's place:
-/// `report.json` (the [`crate::alert::NotRun`] with the run) and `report.html` (the
+/// `report.json` (the [`crate::report::NotRun`] with the run) and `report.html` (the
 /// error page), so the ledger row and the dashboard link to why. Returns the
 /// report.json URI.
 pub async fn write_not_run(
     storage: &Storage,
     root: &str,
     meta: &RunMeta,
-    not_run: &crate::alert::NotRun,
+    not_run: &crate::report::NotRun,
 ) -> Result<String> {
     let dir = report_dir(root, &not_run.pair, &meta.run_id);
     let (json_uri, html_uri) = (

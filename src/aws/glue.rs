@@ -16,8 +16,8 @@ use futures::future::BoxFuture;
 use futures::{FutureExt, StreamExt};
 
 use super::map_sdk_error;
+use crate::catalog::Catalog;
 use crate::error::{ReconError, Result};
-use crate::runner::Catalog;
 use crate::storage::{FileRef, Storage};
 use crate::table::{
     PartitionValues, TableFile, TableListing, list_table, parse_relative_path, s3_form,

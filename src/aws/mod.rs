@@ -1,5 +1,5 @@
 //! The AWS adapters of the engine's ports: [`s3::S3Store`] ([`crate::storage::ObjectStore`]
-//! on S3), [`glue::GlueCatalog`] ([`crate::runner::Catalog`] on the Glue Data Catalog)
+//! on S3), [`glue::GlueCatalog`] ([`crate::catalog::Catalog`] on the Glue Data Catalog)
 //! [`glue::GlueJobs`] ([`crate::trigger::JobRuns`], Glue job runs),
 //! [`sfn::StepFunctions`] ([`crate::trigger::Executions`]) and [`sns::SnsPublisher`] (alerts). Each is built from one shared
 //! [`aws_config::SdkConfig`] ([`load_config`]), so credentials, region, retries and an

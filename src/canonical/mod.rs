@@ -27,7 +27,7 @@ use crate::row_slots::RowSlots;
 mod bound;
 mod out;
 
-pub use out::Out;
+pub use crate::out::Out;
 use out::{
     MAX_NUMBER_BYTES, byte_len, byte_len64, header, tagged_int, tagged_int128, tagged_uint,
     unzigzag, zigzag, zigzag128,

@@ -1,53 +1,8 @@
-//! Where canonical bytes go ([`Out`]), and numbers as their fewest little-endian
-//! bytes, counted in the value's header byte ([`header`]) and built in a register
-//! with it, so a value is one store.
+//! Numbers as their fewest little-endian bytes, counted in the value's header byte
+//! ([`header`]) and built in a register with it, so a value is one store into an
+//! [`crate::out::Out`].
 
-/// A destination of canonical bytes: a growable buffer (`Vec<u8>`: keys, mismatch
-/// details) or a row's slot in a batch buffer ([`crate::row_slots::RowSlots`]: row
-/// hashes).
-pub trait Out {
-    /// Append one byte.
-    fn byte(&mut self, b: u8);
-    /// Append bytes.
-    fn bytes(&mut self, b: &[u8]);
-    /// Append the low `n` bytes of `w`, lowest first. The bytes of `w` above the
-    /// `n`th are zero, so a destination with room may store all sixteen at once.
-    fn word(&mut self, w: u128, n: usize);
-}
-
-impl Out for Vec<u8> {
-    #[inline]
-    fn byte(&mut self, b: u8) {
-        self.push(b);
-    }
-
-    #[inline]
-    fn bytes(&mut self, b: &[u8]) {
-        self.extend_from_slice(b);
-    }
-
-    #[inline]
-    fn word(&mut self, w: u128, n: usize) {
-        self.extend_from_slice(&w.to_le_bytes()[..n]);
-    }
-}
-
-impl<T: Out + ?Sized> Out for &mut T {
-    #[inline]
-    fn byte(&mut self, b: u8) {
-        (**self).byte(b);
-    }
-
-    #[inline]
-    fn bytes(&mut self, b: &[u8]) {
-        (**self).bytes(b);
-    }
-
-    #[inline]
-    fn word(&mut self, w: u128, n: usize) {
-        (**self).word(w, n);
-    }
-}
+use crate::out::Out;
 
 /// The fewest bytes that hold `v`: 0 for zero, up to 16.
 #[inline]

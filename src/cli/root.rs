@@ -5,8 +5,9 @@ use std::path::Path;
 use anyhow::bail;
 
 use glue_recon::config::Config;
-use glue_recon::ledger::{LEDGER_DIR, LedgerRead, read_ledger};
-use glue_recon::resolution::read_resolutions;
+use glue_recon::layout::LEDGER_DIR;
+use glue_recon::ledger::{LedgerRead, read_ledger};
+use glue_recon::resolution::{accepted, read_resolutions};
 use glue_recon::storage::Storage;
 
 /// The report root when neither `--out` nor a config's `report_dir` names one.
@@ -30,7 +31,7 @@ pub fn optional_config(path: Option<&Path>) -> anyhow::Result<Option<Config>> {
 pub async fn require_ledger(storage: &Storage, root: &str) -> anyhow::Result<LedgerRead> {
     // Unreadable resolutions are reported by the dashboard each command writes next.
     let (resolutions, _) = read_resolutions(storage, root).await?;
-    let ledger = read_ledger(storage, root, &resolutions).await?;
+    let ledger = read_ledger(storage, root, &accepted(&resolutions)).await?;
     if ledger.objects.is_empty() {
         let local_missing =
             !root.starts_with("s3://") && !glue_recon::storage::local::local_path(root).exists();

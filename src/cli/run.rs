@@ -4,16 +4,16 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use glue_recon::alert::{Alert, NotRun};
+use glue_recon::alert::Alert;
 use glue_recon::budget::MemoryBudget;
 use glue_recon::config::{Config, PairConfig};
 use glue_recon::history::{History, apply_drift, load_history, write_athena_manifest};
+use glue_recon::layout::ReportLocation;
 use glue_recon::ledger::{LedgerRow, not_run_row, rows_of, write_run_rows};
+use glue_recon::report::NotRun;
 use glue_recon::report::{Report, RunMeta, Status};
 use glue_recon::run_marker::RunMarker;
-use glue_recon::runner::{
-    ReportLocation, RunOptions, check_writable, run_pair_full, write_not_run, write_report,
-};
+use glue_recon::runner::{RunOptions, check_writable, run_pair_full, write_not_run, write_report};
 use glue_recon::storage::Storage;
 
 use super::interrupt::{self, Interrupt};

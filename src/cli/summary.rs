@@ -2,11 +2,11 @@
 //! its reasons, the counts, the columns and values that differ, where to look next.
 //! Each thing is said once; the alert that is published carries the same facts.
 
-use glue_recon::alert::NotRun;
+use glue_recon::layout::ReportLocation;
 use glue_recon::partial::FindingKind;
+use glue_recon::report::NotRun;
 use glue_recon::report::{Report, Sample};
 use glue_recon::report::{count, thousands};
-use glue_recon::runner::ReportLocation;
 
 /// Mismatched rows whose values are shown.
 const MISMATCHES_SHOWN: usize = 3;

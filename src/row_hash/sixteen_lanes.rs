@@ -37,9 +37,10 @@ pub const LANES: usize = 16;
 pub struct Hashes(pub [RowHash; LANES]);
 
 /// Whether [`sha256_16`] runs on this CPU for rows `stride` bytes apart (sixteen
-/// strides must fit the gather's 32-bit offsets).
+/// strides must fit the gather's 32-bit offsets). Never with the `portable` feature.
 pub fn usable(stride: usize) -> bool {
-    LANES * stride <= i32::MAX as usize
+    !cfg!(feature = "portable")
+        && LANES * stride <= i32::MAX as usize
         && is_x86_feature_detected!("avx512f")
         && is_x86_feature_detected!("avx512bw")
 }

@@ -1,10 +1,10 @@
 //! Bad inputs against moto: each fails with the right `error_type` and a message
 //! that names the table, URI or ARN.
 
+use glue_recon::catalog::Catalog;
 use glue_recon::config::Config;
 use glue_recon::error::ReconError;
 use glue_recon::pipeline::{LookupRequest, parse_item};
-use glue_recon::runner::Catalog;
 use glue_recon::storage::ObjectStore;
 
 use super::moto;

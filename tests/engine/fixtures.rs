@@ -18,9 +18,10 @@ use parquet::file::properties::WriterProperties;
 
 use glue_recon::config::{Config, PairConfig};
 use glue_recon::error::Result;
+use glue_recon::layout::ReportLocation;
 use glue_recon::partial::{Finding, FindingKind};
 use glue_recon::plan::Side;
-use glue_recon::runner::{PairRun, ReportLocation, RunOptions, run_pair_full, write_report};
+use glue_recon::runner::{PairRun, RunOptions, run_pair_full, write_report};
 use glue_recon::storage::Storage;
 
 /// Wrap an arrow array as an [`ArrayRef`].

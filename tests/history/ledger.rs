@@ -3,9 +3,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use glue_recon::layout::{ReportLocation, report_dir};
 use glue_recon::ledger::{LedgerRow, append_run, read_ledger, refresh_ledger};
 use glue_recon::report::{Report, Status};
-use glue_recon::runner::{ReportLocation, report_dir};
 use glue_recon::storage::Storage;
 
 use super::{bin, ledger_rows, run_cli, sample, two_pair_config};
@@ -125,7 +125,7 @@ async fn ledger_resolution_and_drift_over_changing_data() {
     assert_eq!(code3, 1, "alpha and beta fail their thresholds");
 
     // The ledger holds one object per run and rows that match the reports.
-    let ledger = read_ledger(&Storage::local_only(), root, &[])
+    let ledger = read_ledger(&Storage::local_only(), root, &Default::default())
         .await
         .unwrap();
     assert!(ledger.problems.is_empty(), "{:?}", ledger.problems);
@@ -289,9 +289,13 @@ async fn unreadable_ledger_objects_are_reported_and_runs_still_recorded() {
 
     let (code, reports) = run_cli(&config, &out);
     assert_eq!(code, 0);
-    let ledger = read_ledger(&Storage::local_only(), out.to_str().unwrap(), &[])
-        .await
-        .unwrap();
+    let ledger = read_ledger(
+        &Storage::local_only(),
+        out.to_str().unwrap(),
+        &Default::default(),
+    )
+    .await
+    .unwrap();
     assert_eq!(ledger.problems.len(), 2);
     for r in &reports {
         let latest = ledger.runs.iter().rev().find(|l| l.pair == r.pair).unwrap();
@@ -357,7 +361,7 @@ async fn a_retried_run_writes_the_same_ledger_key() {
 fn locations_of(root: &str, reports: &[Report]) -> Vec<ReportLocation> {
     reports
         .iter()
-        .map(|r| ReportLocation::of(report_dir(root, &r.pair, &r.run_id), r))
+        .map(|r| ReportLocation::of(report_dir(root, &r.pair, &r.run_id), &r.artifacts))
         .collect()
 }
 
@@ -373,7 +377,9 @@ async fn a_refreshed_ledger_read_equals_a_new_read() {
     let (_, run1) = run_cli(&config, &out);
     let (_, run2) = run_cli(&config, &out);
     let storage = Storage::local_only();
-    let known = read_ledger(&storage, root, &[]).await.unwrap();
+    let known = read_ledger(&storage, root, &Default::default())
+        .await
+        .unwrap();
     assert_eq!(known.objects.len(), 2);
 
     // Since the read: a run is added, and a copy of the second run's object under
@@ -389,7 +395,7 @@ async fn a_refreshed_ledger_read_equals_a_new_read() {
     let copy = out.join("ledger/run_date=2024-01-01/copy.parquet");
     std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
     std::fs::copy(object(&run2[0]), &copy).unwrap();
-    let known = refresh_ledger(&storage, root, known, None, &[])
+    let known = refresh_ledger(&storage, root, known, None, &Default::default())
         .await
         .unwrap();
     assert_eq!(known.objects.len(), 4);
@@ -408,8 +414,10 @@ async fn a_refreshed_ledger_read_equals_a_new_read() {
     let broken = out.join("ledger/run_date=2024-01-01/broken.parquet");
     std::fs::write(&broken, b"PAR1 not really").unwrap();
 
-    let fresh = read_ledger(&storage, root, &[]).await.unwrap();
-    let refreshed = refresh_ledger(&storage, root, known, Some(&rewritten), &[])
+    let fresh = read_ledger(&storage, root, &Default::default())
+        .await
+        .unwrap();
+    let refreshed = refresh_ledger(&storage, root, known, Some(&rewritten), &Default::default())
         .await
         .unwrap();
     assert_eq!(refreshed.runs, fresh.runs);
@@ -447,7 +455,7 @@ async fn a_refreshed_ledger_read_equals_a_new_read() {
     // Known objects are not read again: spoiling one after it was read changes
     // nothing in the next refresh.
     std::fs::write(object(&run3[0]), b"PAR1 spoiled").unwrap();
-    let again = refresh_ledger(&storage, root, refreshed.clone(), None, &[])
+    let again = refresh_ledger(&storage, root, refreshed.clone(), None, &Default::default())
         .await
         .unwrap();
     assert_eq!(again.runs, refreshed.runs);

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use glue_recon::ledger::{
     LedgerRead, LedgerRow, LedgerRun, read_ledger, refresh_ledger, write_run_rows,
 };
-use glue_recon::resolution::{Resolution, ResolveRequest, prepare};
+use glue_recon::resolution::{Resolution, ResolveRequest, accepted, prepare};
 use glue_recon::storage::Storage;
 
 use super::ledger_rows;
@@ -163,7 +163,9 @@ async fn a_long_history_is_read_as_run_summaries_equal_to_every_row_grouped() {
 
     let rows = ledger_rows(&storage, root).await;
     assert_eq!(rows.len(), RUNS * PAIRS.len() * PARTITIONS);
-    let read = read_ledger(&storage, root, &resolutions).await.unwrap();
+    let read = read_ledger(&storage, root, &accepted(&resolutions))
+        .await
+        .unwrap();
     assert!(read.problems.is_empty(), "{:?}", read.problems);
     assert_eq!(read.runs, model(&rows, &resolutions));
     assert_eq!(read.runs.len(), RUNS * PAIRS.len());
@@ -221,7 +223,7 @@ async fn a_long_history_is_read_as_run_summaries_equal_to_every_row_grouped() {
     // A new accepted resolution: the refresh re-counts that run, as a new read does.
     let mut more = resolutions.clone();
     more.push(resolution("orders", 30, &[], true));
-    let refreshed = refresh_ledger(&storage, root, read, None, &more)
+    let refreshed = refresh_ledger(&storage, root, read, None, &accepted(&more))
         .await
         .unwrap();
     assert_eq!(refreshed.runs, model(&rows, &more));
@@ -240,7 +242,7 @@ async fn a_long_history_is_read_as_run_summaries_equal_to_every_row_grouped() {
     )))
     .unwrap();
     let rows = ledger_rows(&storage, root).await;
-    let after = refresh_ledger(&storage, root, refreshed, None, &more)
+    let after = refresh_ledger(&storage, root, refreshed, None, &accepted(&more))
         .await
         .unwrap();
     assert_eq!(after.runs, model(&rows, &more));
@@ -250,7 +252,7 @@ async fn a_long_history_is_read_as_run_summaries_equal_to_every_row_grouped() {
         run_id(last - 1),
         "the new latest"
     );
-    let fresh = read_ledger(&storage, root, &more).await.unwrap();
+    let fresh = read_ledger(&storage, root, &accepted(&more)).await.unwrap();
     assert_eq!(fresh.runs, after.runs);
     assert_eq!(fresh.objects, after.objects);
 }

@@ -70,7 +70,9 @@ async fn ledger_and_dashboard_on_moto_s3() {
         all.extend(reports);
     }
 
-    let ledger = read_ledger(&storage, &root, &[]).await.unwrap();
+    let ledger = read_ledger(&storage, &root, &Default::default())
+        .await
+        .unwrap();
     assert!(ledger.problems.is_empty(), "{:?}", ledger.problems);
     assert_eq!(ledger.runs.len(), all.len());
     let rows = super::ledger_rows(&storage, &root).await;

@@ -200,7 +200,7 @@ fn a_pair_that_cannot_run_is_counted_in_the_summary_the_ledger_and_the_dashboard
     let ledger = futures::executor::block_on(glue_recon::ledger::read_ledger(
         &glue_recon::storage::Storage::local_only(),
         out.to_str().unwrap(),
-        &[],
+        &Default::default(),
     ))
     .unwrap();
     let gamma: Vec<_> = ledger.runs.iter().filter(|r| r.pair == "gamma").collect();
@@ -227,8 +227,8 @@ fn the_alert_of_a_run_lists_the_pairs_that_could_not_run() {
     sample(&tmp.path().join("b"), 6, 0.0);
     let (_, reports) = run_cli(&super::two_pair_config(tmp.path()), &tmp.path().join("out"));
     let alpha = &reports[0];
-    let loc = glue_recon::runner::ReportLocation::of("out/alpha/r".into(), alpha);
-    let gone = glue_recon::alert::NotRun::new(
+    let loc = glue_recon::layout::ReportLocation::of("out/alpha/r".into(), &alpha.artifacts);
+    let gone = glue_recon::report::NotRun::new(
         "gamma",
         &glue_recon::error::ReconError::TableNotFound {
             location: "gone/source".into(),
@@ -436,7 +436,7 @@ fn ledger_pairs(out: &Path) -> Vec<(String, String)> {
     let ledger = futures::executor::block_on(glue_recon::ledger::read_ledger(
         &glue_recon::storage::Storage::local_only(),
         out.to_str().unwrap(),
-        &[],
+        &Default::default(),
     ))
     .unwrap();
     let mut pairs: Vec<(String, String)> = ledger
