@@ -13,7 +13,7 @@ ARCH ?= arm64
 FUNCTIONS := -p recon-trigger -p recon-lookup -p recon-hash -p recon-merge
 SAM_CONFIG := infra/samconfig.toml
 
-.PHONY: help setup pip-lock release build validate deploy demo screenshots test e2e infra-check lint fmt bench bench-check moto-start moto-stop clean distclean
+.PHONY: help setup pip-lock release build validate deploy demo screenshots test e2e infra-check portable-check arm64-check lean-check lint fmt bench bench-check moto-start moto-stop clean distclean
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) \
@@ -44,15 +44,29 @@ deploy: setup ## sam build + sam deploy (--guided the first time); ARCH must mat
 	  sam deploy --guided --config-file $(CURDIR)/$(SAM_CONFIG); \
 	fi
 
-demo: release ## Five days of three pairs on sample data (a history for the dashboard), the last with planted problems
+demo: ## Five days of three pairs on sample data (a history for the dashboard), the last with planted problems
+	# The demo reads and writes local folders only: the CLI without its AWS adapters
+	# compiles in about half the time of the full one (docs/performance.md, First build).
+	cargo build --release -p glue-recon --no-default-features --bin glue-recon
 	@BIN=$(BIN) scripts/demo.sh
 
 screenshots: setup ## docs/dashboard.png and docs/report.png from what `make demo` wrote (headless Chromium)
 	@scripts/screenshots.sh
 
-test: setup ## Run every test: cargo test (against moto), infra checks, the end-to-end run, lint
+test: setup ## Run every test: cargo test (against moto), infra checks, the end-to-end run, portable and arm64 checks, lint
 	scripts/test.sh
-	$(MAKE) --no-print-directory infra-check e2e lint
+	$(MAKE) --no-print-directory infra-check e2e portable-check arm64-check lean-check lint
+
+portable-check: ## The hashing tests with the AVX-512 path forced off (the path of every other CPU)
+	cargo test -p glue-recon --features portable --lib -- row_hash canonical row_slots row_hasher
+	cargo test -p glue-recon --features portable --test tests -- engine::hash_vectors engine::types
+
+lean-check: ## The CLI without the aws feature (what make demo builds): it builds, runs a local diff, and names what an s3:// table needs
+	cargo build -p glue-recon --no-default-features --bin glue-recon --target-dir target/lean
+	scripts/lean_check.sh target/lean/debug/glue-recon
+
+arm64-check: setup ## Build the four functions for arm64 Lambdas (debug, cargo lambda + zig): the non-x86 code paths compile
+	cargo lambda build --arm64 $(FUNCTIONS)
 
 e2e: setup ## End to end: the real state machine on moto calling the real function binaries under cargo lambda watch
 	cargo build --workspace --bins
@@ -64,16 +78,17 @@ infra-check: ## Check infra/ and statemachine/ (cfn-lint, sam validate, asl-vali
 
 SHELL_SCRIPTS := .ci/run $(wildcard scripts/*.sh) tests/infra/check.sh
 
-lint: setup ## cargo fmt --check, clippy -D warnings, ruff (Python), shellcheck (shell)
+lint: setup ## cargo fmt --check, clippy -D warnings, ruff (Python), shellcheck (shell), no module cycles
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -- -D warnings
 	.venv/bin/ruff check .
 	.venv/bin/shellcheck $(SHELL_SCRIPTS)
+	.venv/bin/python scripts/module_cycles.py src
 
 fmt: ## Format the code
 	cargo fmt --all
 
-bench: setup release ## Compare glue-recon with DuckDB on 10M rows per side (BENCH_ARGS="--peers polars" ...)
+bench: setup release ## Compare glue-recon with DuckDB on 10M rows per side (BENCH_ARGS="--record" keeps the results in bench/results/; "--peers polars" ...)
 	.venv/bin/python bench/run_bench.py $(BENCH_ARGS)
 
 bench-check: setup release ## Quick agreement check: glue-recon vs DuckDB vs known counts, 200k rows from bench/gen_parquet.py

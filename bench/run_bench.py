@@ -224,6 +224,8 @@ def main() -> int:
     ap.add_argument("--rss", choices=["auto", "wait4"], default="auto",
                     help="auto: /usr/bin/time -v when present, else wait4; wait4: always wait4")
     ap.add_argument("--no-glue-recon", action="store_true", help="run the peers only")
+    ap.add_argument("--record", action="store_true",
+                    help="also write the results, with the machine and the commit, to bench/results/ (commit that file)")
     ap.add_argument("--no-warm-up", dest="warm_up", action="store_false",
                     help="count from the first run (default: one uncounted warm-up round first)")
     ap.add_argument("--huge-pages", choices=["off", "system"], default="off" if sys.platform == "linux" else "system",
@@ -342,14 +344,17 @@ def main() -> int:
             print(f"warning: the load average was {load0:.1f} when the bench started: something else "
                   "is using the cores, so wall times are inflated (CPU seconds less so)")
 
+    document = {"params": {"rows": args.rows, "partitions": args.partitions, "seed": args.seed,
+                           "changes": args.changes, "generator": args.generator,
+                           "source_mib": round(size_s, 1), "target_mib": round(size_t, 1),
+                           "cores": os.cpu_count(), "repeat": args.repeat, "huge_pages": args.huge_pages,
+                           "load_average_at_start": round(load0, 2)},
+                "results": {k: {kk: vv for kk, vv in v.items() if kk != "cmd"} for k, v in results.items()},
+                "ratios": ratios, "problems": problems}
     with open(os.path.join(args.data, "bench-results.json"), "w") as f:
-        json.dump({"params": {"rows": args.rows, "partitions": args.partitions, "seed": args.seed,
-                              "changes": args.changes, "generator": args.generator,
-                              "source_mib": round(size_s, 1), "target_mib": round(size_t, 1),
-                              "cores": os.cpu_count(), "repeat": args.repeat, "huge_pages": args.huge_pages,
-                              "load_average_at_start": round(load0, 2)},
-                   "results": {k: {kk: vv for kk, vv in v.items() if kk != "cmd"} for k, v in results.items()},
-                   "ratios": ratios, "problems": problems}, f, indent=2)
+        json.dump(document, f, indent=2)
+    if args.record:
+        log(f"recorded: {record(document)}")
 
     if problems:
         print()
@@ -360,6 +365,35 @@ def main() -> int:
         return 1
     log("all tools agree")
     return 0
+
+
+def machine() -> dict:
+    """The CPU model, cores and memory of this machine, and the commit measured."""
+    cpu = "unknown"
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), cpu)
+    except OSError:
+        pass
+    mem_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    git = ["git", "-C", ROOT]
+    commit = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False)
+    dirty = subprocess.run([*git, "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True,
+                           check=False)
+    return {"cpu": cpu, "cores": os.cpu_count(), "memory_gib": round(mem_gib, 1),
+            "commit": commit.stdout.strip() or "unknown", "uncommitted_changes": bool(dirty.stdout.strip())}
+
+
+def record(document: dict) -> str:
+    """Write `document` with the machine and the time to bench/results/, one file a run."""
+    when = time.strftime("%Y-%m-%dT%H%M%SZ", time.gmtime())
+    info = machine()
+    path = os.path.join(ROOT, "bench", "results", f"{when}-{info['commit']}.json")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump({"recorded_at": when, "machine": info, **document}, f, indent=2)
+        f.write("\n")
+    return os.path.relpath(path, ROOT)
 
 
 if __name__ == "__main__":

@@ -119,6 +119,16 @@ else
     say "node_modules up to date"
 fi
 
+# --- Rust targets ------------------------------------------------------------------------------
+# The functions are built for arm64 Lambdas (make build) and make test checks they compile.
+if ! rustup target list --installed 2>/dev/null | grep -qx aarch64-unknown-linux-gnu; then
+    command -v rustup >/dev/null || die "rustup not found: the aarch64-unknown-linux-gnu target is needed (make arm64-check)"
+    say "rustup target add aarch64-unknown-linux-gnu (log: target/setup/rustup.log)"
+    run rustup.log rustup target add aarch64-unknown-linux-gnu
+else
+    say "aarch64-unknown-linux-gnu target present"
+fi
+
 # --- wait for the background jobs ------------------------------------------------------------------
 if [[ -n "$apt_pid" ]] && ! wait "$apt_pid"; then
     tail -n 40 "$LOGDIR/apt.log" >&2

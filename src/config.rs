@@ -594,8 +594,8 @@ key = ["id"]
             Some("s3://reports/recon/")
         );
         // So a run whose only AWS location is an s3a:// one still gets AWS clients.
-        assert!(crate::aws::is_aws_location(["s3a://lake/raw/orders/"]));
-        assert!(!crate::aws::is_aws_location([
+        assert!(crate::table::is_aws_location(["s3a://lake/raw/orders/"]));
+        assert!(!crate::table::is_aws_location([
             "raw/orders",
             "file:///tmp/t"
         ]));

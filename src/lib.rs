@@ -20,6 +20,7 @@
 //! ```
 
 pub mod alert;
+#[cfg(feature = "aws")]
 pub mod aws;
 pub mod bounded;
 pub mod budget;

@@ -418,6 +418,14 @@ pub fn align(pair: &str, source: &TableListing, target: &TableListing) -> Vec<Wo
         .collect()
 }
 
+/// Whether any of these locations (table locations, report roots) is on AWS
+/// (`s3://`, `s3a://`, `s3n://` or `glue://`), so AWS clients are needed.
+pub fn is_aws_location<'a>(locations: impl IntoIterator<Item = &'a str>) -> bool {
+    locations
+        .into_iter()
+        .any(|l| l.starts_with("glue://") || s3_form(l).is_some())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -162,11 +162,3 @@ where
         Failure::Invalid => ReconError::InvalidInput(format!("{resource}: {reason}")),
     }
 }
-
-/// Whether any of these locations (table locations, report roots) is on AWS
-/// (`s3://`, `s3a://`, `s3n://` or `glue://`), so AWS clients are needed.
-pub fn is_aws_location<'a>(locations: impl IntoIterator<Item = &'a str>) -> bool {
-    locations
-        .into_iter()
-        .any(|l| l.starts_with("glue://") || crate::table::s3_form(l).is_some())
-}

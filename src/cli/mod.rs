@@ -9,6 +9,7 @@ macro_rules! out {
     }};
 }
 
+mod cloud;
 mod diff;
 mod interrupt;
 mod progress;
@@ -390,17 +391,10 @@ fn print_dashboard(d: &glue_recon::dashboard::DashboardOutput) {
     );
 }
 
-/// The AWS config, checked for a region and credentials.
-async fn aws_config() -> anyhow::Result<aws_config::SdkConfig> {
-    let conf = glue_recon::aws::load_config(env!("CARGO_PKG_NAME")).await;
-    glue_recon::aws::check_setup(&conf).await?;
-    Ok(conf)
-}
-
 /// Local storage, with S3 added when the report root is on S3.
 async fn storage_for(root: &str) -> anyhow::Result<glue_recon::storage::Storage> {
-    Ok(if glue_recon::aws::is_aws_location([root]) {
-        glue_recon::aws::storage(&aws_config().await?)
+    Ok(if glue_recon::table::is_aws_location([root]) {
+        cloud::connect().await?.storage()
     } else {
         RunOptions::local().storage
     })

@@ -17,7 +17,7 @@ use glue_recon::runner::{RunOptions, check_writable, run_pair_full, write_not_ru
 use glue_recon::storage::Storage;
 
 use super::interrupt::{self, Interrupt};
-use super::{OutputArgs, aws_config, print_dashboard, progress, root::report_root, summary};
+use super::{OutputArgs, cloud, print_dashboard, progress, root::report_root, summary};
 
 /// The ledger history of a run, read in a task of its own while the first pair is
 /// reconciled (the history is needed only once a pair's report is built).
@@ -133,15 +133,16 @@ pub async fn run_pairs(
     let tables = pairs
         .iter()
         .flat_map(|p| [p.source.as_str(), p.target.as_str()]);
-    let aws =
-        if sns_topic.is_some() || glue_recon::aws::is_aws_location(tables.chain([root.as_str()])) {
-            let conf = aws_config().await?;
-            opts.storage = glue_recon::aws::storage(&conf);
-            opts.catalog = Some(glue_recon::aws::glue::catalog(&conf));
-            Some(conf)
-        } else {
-            None
-        };
+    let aws = if sns_topic.is_some()
+        || glue_recon::table::is_aws_location(tables.chain([root.as_str()]))
+    {
+        let aws = cloud::connect().await?;
+        opts.storage = aws.storage();
+        opts.catalog = Some(aws.catalog());
+        Some(aws)
+    } else {
+        None
+    };
     // Before any table is read: a report root that cannot be written fails now.
     check_writable(&opts.storage, &root).await?;
     let meta = RunMeta {
@@ -261,9 +262,8 @@ pub async fn run_pairs(
         Some(d) => a.with_dashboard(d),
         None => a,
     });
-    if let (Some(topic), Some(conf), Some(alert)) = (&sns_topic, &aws, &alert) {
-        let publisher = glue_recon::aws::sns::SnsPublisher::from_conf(conf, topic);
-        let id = publisher.publish(alert).await?;
+    if let (Some(topic), Some(aws), Some(alert)) = (&sns_topic, &aws, &alert) {
+        let id = aws.publish(topic, alert).await?;
         if talk {
             out!(
                 "alert: published to {topic} (message {id}): {}",
