@@ -466,16 +466,20 @@ type RunKey = (String, String, String);
 /// lists (an empty list is every partition) whose findings a read counts in
 /// [`LedgerRun::accepted_findings`] (`crate::resolution::accepted` builds it).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Accepted(BTreeMap<(String, String), BTreeSet<Vec<String>>>);
+pub struct Accepted(BTreeMap<String, BTreeMap<String, BTreeSet<Vec<String>>>>);
 
 impl Accepted {
     /// From `(pair, run id, partitions)` scopes, an empty partition list covering the
     /// whole run.
     pub fn new(scopes: impl IntoIterator<Item = (String, String, Vec<String>)>) -> Self {
-        let mut map: BTreeMap<(String, String), BTreeSet<Vec<String>>> = BTreeMap::new();
+        let mut map = BTreeMap::<String, BTreeMap<String, BTreeSet<Vec<String>>>>::new();
         for (pair, run_id, mut partitions) in scopes {
             partitions.sort();
-            map.entry((pair, run_id)).or_default().insert(partitions);
+            map.entry(pair)
+                .or_default()
+                .entry(run_id)
+                .or_default()
+                .insert(partitions);
         }
         Accepted(map)
     }
@@ -483,7 +487,8 @@ impl Accepted {
     /// Whether the row's findings were accepted.
     fn covers(&self, row: &LedgerRow) -> bool {
         self.0
-            .get(&(row.pair.clone(), row.run_id.clone()))
+            .get(&row.pair)
+            .and_then(|runs| runs.get(&row.run_id))
             .is_some_and(|scopes| {
                 scopes
                     .iter()
@@ -493,10 +498,14 @@ impl Accepted {
 
     /// The run ids whose scopes differ between `self` and `other`.
     fn runs_changed<'a>(&'a self, other: &'a Accepted) -> BTreeSet<&'a String> {
+        let scopes = |a: &'a Accepted, pair: &str, run_id: &str| {
+            a.0.get(pair).and_then(|runs| runs.get(run_id))
+        };
         self.0
-            .keys()
-            .chain(other.0.keys())
-            .filter(|k| self.0.get(*k) != other.0.get(*k))
+            .iter()
+            .chain(other.0.iter())
+            .flat_map(|(pair, runs)| runs.keys().map(move |run_id| (pair, run_id)))
+            .filter(|(pair, run_id)| scopes(self, pair, run_id) != scopes(other, pair, run_id))
             .map(|(_, run_id)| run_id)
             .collect()
     }
@@ -589,10 +598,20 @@ fn fold(
 ) {
     for row in rows {
         let key = (row.run_time.clone(), row.run_id.clone(), row.pair.clone());
+        let keep = match latest.get(&row.pair) {
+            Some(newest) if *newest > key => false,
+            Some(newest) if *newest == key => true,
+            older => {
+                // A newer run of the pair: the previous latest lets its rows go.
+                if let Some(old) = older.and_then(|k| runs.get_mut(k)) {
+                    old.partitions = Vec::new();
+                }
+                latest.insert(row.pair.clone(), key.clone());
+                true
+            }
+        };
         let covered = accepted.covers(&row);
-        let run = runs
-            .entry(key.clone())
-            .or_insert_with(|| LedgerRun::of(&row));
+        let run = runs.entry(key).or_insert_with(|| LedgerRun::of(&row));
         run.source_rows += row.source_rows;
         run.target_rows += row.target_rows;
         run.findings += row.findings();
@@ -600,19 +619,7 @@ fn fold(
         if covered {
             run.accepted_findings += row.findings();
         }
-        let newest = latest.get(&row.pair);
-        if newest.is_some_and(|n| *n > key) {
-            continue;
-        }
-        if let Some(old) = newest
-            .filter(|n| **n != key)
-            .cloned()
-            .and_then(|previous| runs.get_mut(&previous))
-        {
-            old.partitions = Vec::new();
-        }
-        latest.insert(row.pair.clone(), key.clone());
-        if let Some(run) = runs.get_mut(&key) {
+        if keep {
             run.partitions.push(row);
         }
     }
