@@ -58,7 +58,7 @@ test: setup ## Run every test: cargo test (against moto), infra checks, the end-
 	$(MAKE) --no-print-directory infra-check e2e portable-check arm64-check lean-check lint
 
 portable-check: ## The hashing tests with the AVX-512 path forced off (the path of every other CPU)
-	cargo test -p glue-recon --features portable --lib -- row_hash canonical row_slots row_hasher
+	cargo test -p recon-engine --features portable --lib -- row_hash canonical row_slots row_hasher
 	cargo test -p glue-recon --features portable --test tests -- engine::hash_vectors engine::types
 
 lean-check: ## The CLI without the aws feature (what make demo builds): it builds, runs a local diff, and names what an s3:// table needs
@@ -78,12 +78,13 @@ infra-check: ## Check infra/ and statemachine/ (cfn-lint, sam validate, asl-vali
 
 SHELL_SCRIPTS := .ci/run $(wildcard scripts/*.sh) tests/infra/check.sh
 
-lint: setup ## cargo fmt --check, clippy -D warnings, ruff (Python), shellcheck (shell), no module cycles
+lint: setup ## cargo fmt --check, clippy -D warnings, rustdoc -D warnings, ruff (Python), shellcheck (shell), no module cycles in any crate
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -- -D warnings
+	RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 	.venv/bin/ruff check .
 	.venv/bin/shellcheck $(SHELL_SCRIPTS)
-	.venv/bin/python scripts/module_cycles.py src
+	.venv/bin/python scripts/module_cycles.py src crates/*/src functions/*/src
 
 fmt: ## Format the code
 	cargo fmt --all

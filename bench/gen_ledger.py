@@ -1,6 +1,6 @@
 """Write a synthetic run ledger: RUNS runs of PAIRS pairs x PARTITIONS partitions.
 
-The objects have the schema and version metadata of `src/ledger.rs`, so
+The objects have the schema and version metadata of `crates/history/src/ledger.rs`, so
 `glue-recon dashboard --out ROOT` reads them as it reads a real history. Used to
 measure what reading a long history costs (docs/performance.md, "Ledger history").
 

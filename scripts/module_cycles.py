@@ -1,10 +1,11 @@
 """Fail when the top-level modules of a crate import each other in a cycle.
 
-Reads every `crate::<module>` path of the non-test code under SRC (default: src) and
-prints each strongly connected component of the import graph with its edges. The
-layers (docs/architecture.md) only import downwards; `make lint` runs this.
+Reads every `crate::<module>` path of the non-test code under each SRC (default: src)
+and prints each strongly connected component of the import graph with its edges. The
+compiler keeps the crates in layers; this keeps the modules inside each crate in
+layers too (docs/architecture.md). `make lint` runs it on every crate.
 
-    python3 scripts/module_cycles.py [SRC]
+    python3 scripts/module_cycles.py [SRC ...]
 """
 
 import os
@@ -73,14 +74,16 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def main() -> int:
-    src = sys.argv[1] if len(sys.argv) > 1 else "src"
-    graph = imports(src)
-    found = cycles(graph)
-    for component in found:
-        print(f"{src}: modules in a cycle: {', '.join(component)}")
-        for module in component:
-            print(f"  {module} -> {', '.join(sorted(graph[module] & set(component)))}")
-    return 1 if found else 0
+    failed = False
+    for src in sys.argv[1:] or ["src"]:
+        graph = imports(src)
+        found = cycles(graph)
+        for component in found:
+            print(f"{src}: modules in a cycle: {', '.join(component)}")
+            for module in component:
+                print(f"  {module} -> {', '.join(sorted(graph[module] & set(component)))}")
+        failed = failed or bool(found)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -1,5 +1,9 @@
 //! # glue-recon
 //!
+//! The `glue-recon` command line, and the library face of the workspace: its modules
+//! are those of the crates below, re-exported under one name (docs/architecture.md
+//! shows the layers).
+//!
 //! Row-level reconciliation of a target table against its source, by business key.
 //! It says which keys are missing, extra, changed (which columns, from what to
 //! what), duplicated or NULL, and whether the schema drifted.
@@ -19,43 +23,16 @@
 //! # Ok(()) }
 //! ```
 
-pub mod alert;
-#[cfg(feature = "aws")]
-pub mod aws;
-pub mod bounded;
-pub mod budget;
-pub mod canonical;
-pub mod catalog;
-pub mod config;
-pub mod dashboard;
-pub mod diffrows;
-pub mod drift;
-pub mod error;
-pub mod history;
-pub mod html;
-pub mod index;
-pub mod layout;
-pub mod ledger;
-pub mod out;
-pub mod parquet_forms;
-pub mod partial;
-pub mod partition_filter;
-pub mod pipeline;
-pub mod plan;
-pub mod reconcile;
-pub mod report;
-pub mod resolution;
-pub mod row_hash;
-pub mod row_hasher;
-pub mod row_slots;
-pub mod run_marker;
-pub mod runner;
-pub mod sample;
-pub mod scan;
-pub mod side_schema;
-pub mod storage;
-pub mod table;
-pub mod trigger;
+pub use recon_engine::{
+    ENGINE_VERSION, budget, canonical, catalog, config, diffrows, error, html, index, layout, out,
+    parquet_forms, partial, partition_filter, plan, reconcile, report, row_hash, row_hasher,
+    row_slots, runner, sample, scan, side_schema, storage, table,
+};
+pub use recon_events::{bounded, contract, trigger};
+pub use recon_history::{
+    alert, dashboard, drift, history, ledger, resolution, run_marker, run_record,
+};
+pub use recon_pipeline as pipeline;
 
-/// The engine version recorded in reports and the ledger.
-pub const ENGINE_VERSION: &str = env!("CARGO_PKG_VERSION");
+#[cfg(feature = "aws")]
+pub use recon_aws as aws;

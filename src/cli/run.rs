@@ -4,52 +4,17 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use glue_recon::alert::Alert;
 use glue_recon::budget::MemoryBudget;
 use glue_recon::config::{Config, PairConfig};
-use glue_recon::history::{History, apply_drift, load_history, write_athena_manifest};
-use glue_recon::layout::ReportLocation;
-use glue_recon::ledger::{LedgerRow, not_run_row, rows_of, write_run_rows};
+use glue_recon::diffrows::write_diff_rows;
 use glue_recon::report::NotRun;
 use glue_recon::report::{Report, RunMeta, Status};
 use glue_recon::run_marker::RunMarker;
-use glue_recon::runner::{RunOptions, check_writable, run_pair_full, write_not_run, write_report};
-use glue_recon::storage::Storage;
+use glue_recon::run_record::{LedgerWrites, RunRecord};
+use glue_recon::runner::{RunOptions, check_writable, run_pair_full};
 
 use super::interrupt::{self, Interrupt};
 use super::{OutputArgs, cloud, print_dashboard, progress, root::report_root, summary};
-
-/// The ledger history of a run, read in a task of its own while the first pair is
-/// reconciled (the history is needed only once a pair's report is built).
-struct PendingHistory {
-    reading: Option<tokio::task::JoinHandle<glue_recon::error::Result<History>>>,
-    read: History,
-}
-
-impl PendingHistory {
-    fn start(storage: &Storage, root: &str) -> Self {
-        let (storage, root) = (storage.clone(), root.to_string());
-        let reading = tokio::spawn(async move { load_history(&storage, &root).await });
-        PendingHistory {
-            reading: Some(reading),
-            read: History::default(),
-        }
-    }
-
-    /// The history, waiting for the read the first time; warns of the ledger objects
-    /// that could not be read.
-    async fn get(&mut self) -> anyhow::Result<&mut History> {
-        if let Some(task) = self.reading.take() {
-            self.read = task
-                .await
-                .map_err(|e| anyhow::anyhow!("reading the ledger: {e}"))??;
-            for p in self.read.problems() {
-                eprintln!("warning: skipped ledger object {}: {}", p.uri, p.error);
-            }
-        }
-        Ok(&mut self.read)
-    }
-}
 
 /// What `--json` prints for one pair: its report, or why it did not run.
 #[derive(serde::Serialize)]
@@ -59,17 +24,11 @@ enum PairOutput<'a> {
     NotRun(&'a NotRun),
 }
 
-/// What became of one pair of the run.
-enum Outcome {
-    Reported(Box<Report>, ReportLocation),
-    NotRun(NotRun),
-}
-
-impl Outcome {
+impl PairOutput<'_> {
     fn pair_and_verdict(&self) -> (String, String) {
         match self {
-            Outcome::Reported(r, _) => (r.pair.clone(), r.status.to_string()),
-            Outcome::NotRun(n) => (n.pair.clone(), n.status.to_string()),
+            PairOutput::Report(r) => (r.pair.clone(), r.status.to_string()),
+            PairOutput::NotRun(n) => (n.pair.clone(), n.status.to_string()),
         }
     }
 }
@@ -81,26 +40,6 @@ fn interrupted(pair: &str) -> NotRun {
         error_type: "Interrupted",
         error: "the run was interrupted (Ctrl-C) before this pair was reconciled; run it again"
             .into(),
-    }
-}
-
-/// The run's records so far: its ledger rows, rewritten as one object after each pair.
-struct Recorder<'a> {
-    storage: &'a Storage,
-    root: &'a str,
-    meta: RunMeta,
-    rows: Vec<LedgerRow>,
-    ledger_uri: Option<String>,
-}
-
-impl Recorder<'_> {
-    async fn add(&mut self, rows: Vec<LedgerRow>) -> anyhow::Result<()> {
-        self.rows.extend(rows);
-        let date = self.meta.started_at.get(..10).unwrap_or("unknown");
-        let uri =
-            write_run_rows(self.storage, self.root, date, &self.meta.run_id, &self.rows).await?;
-        self.ledger_uri = Some(uri);
-        Ok(())
     }
 }
 
@@ -157,18 +96,17 @@ pub async fn run_pairs(
     };
     marker.write(&opts.storage, &root).await?;
     let stop = Interrupt::listen();
-    let mut history = PendingHistory::start(&opts.storage, &root);
-    let mut recorder = Recorder {
-        storage: &opts.storage,
-        root: &root,
+    let mut record = RunRecord::start(
+        &opts.storage,
+        &root,
+        &root,
         meta,
-        rows: Vec::new(),
-        ledger_uri: None,
-    };
-    let mut outcomes = Vec::new();
+        LedgerWrites::AfterEachPair,
+    );
+    let mut stopped = Vec::new();
     for pair in &pairs {
         if stop.fired() {
-            outcomes.push(Outcome::NotRun(interrupted(&pair.name)));
+            stopped.push(interrupted(&pair.name));
             continue;
         }
         bar.start_pair(&pair.name);
@@ -177,92 +115,66 @@ pub async fn run_pairs(
             _ = stop.wait() => None,
         };
         // What is written from here on is finished even if Ctrl-C comes.
-        let outcome = match result {
-            Some(Ok(mut run)) => {
-                apply_drift(config, history.get().await?.runs(), &mut run.report);
+        match result {
+            Some(Ok(run)) => {
+                let diff_rows = write_diff_rows(&run.report.key, &run.partials)?;
                 bar.writing();
-                let loc = write_report(&opts.storage, &root, &run).await?;
-                write_athena_manifest(&opts.storage, &loc).await?;
-                recorder.add(rows_of(&run.report, &loc)).await?;
+                let (report, loc) = record.report(config, run.report, diff_rows).await?;
                 bar.finish();
                 if talk {
-                    summary::print(&run.report, &loc);
+                    summary::print(report, loc);
                 }
-                Outcome::Reported(Box::new(run.report), loc)
             }
             Some(Err(e)) => {
                 bar.finish();
                 let not_run = NotRun::new(&pair.name, &e);
                 eprintln!("error: pair `{}`: {e}", pair.name);
-                let record = write_not_run(&opts.storage, &root, &recorder.meta, &not_run).await?;
-                recorder
-                    .add(vec![not_run_row(&recorder.meta, &pair.name, &record)])
-                    .await?;
-                if talk {
-                    summary::print_not_run(&not_run, Some(&record));
+                let shown = talk.then(|| not_run.clone());
+                let record_uri = record.not_run(not_run).await?;
+                if let Some(not_run) = shown {
+                    summary::print_not_run(&not_run, Some(&record_uri));
                 }
-                Outcome::NotRun(not_run)
             }
             None => {
                 bar.finish();
-                Outcome::NotRun(interrupted(&pair.name))
+                stopped.push(interrupted(&pair.name));
             }
-        };
-        outcomes.push(outcome);
+        }
     }
     // Pairs stopped by Ctrl-C are recorded as such: the run is then wholly recorded.
-    let stopped: Vec<LedgerRow> = outcomes
-        .iter()
-        .filter_map(|o| match o {
-            Outcome::NotRun(n) if n.error_type == "Interrupted" => {
-                Some(not_run_row(&recorder.meta, &n.pair, ""))
-            }
-            _ => None,
-        })
-        .collect();
-    if !stopped.is_empty() {
-        recorder.add(stopped).await?;
+    record.stopped(stopped).await?;
+    for p in record.history_problems().await? {
+        eprintln!("warning: skipped ledger object {}: {}", p.uri, p.error);
     }
+    // The run is recorded: it is no longer unfinished when the dashboard is drawn.
     marker.remove(&opts.storage, &root).await?;
-    let verdicts: Vec<(String, String)> = outcomes.iter().map(Outcome::pair_and_verdict).collect();
+    let finished = record.finish().await?;
+    // Every pair in the order of the run: its report, or why it did not run.
+    let outcomes: Vec<PairOutput> = pairs
+        .iter()
+        .filter_map(|p| {
+            let report = finished.reports.iter().find(|(r, _)| r.pair == p.name);
+            match report {
+                Some((r, _)) => Some(PairOutput::Report(r)),
+                None => finished
+                    .not_run
+                    .iter()
+                    .find(|n| n.pair == p.name)
+                    .map(PairOutput::NotRun),
+            }
+        })
+        .collect();
     if talk {
+        let verdicts: Vec<(String, String)> =
+            outcomes.iter().map(PairOutput::pair_and_verdict).collect();
         out!("{}", summary::run_line(&verdicts));
-    }
-    let mut dashboard = None;
-    if let Some(ledger_uri) = &recorder.ledger_uri {
-        let history = std::mem::take(history.get().await?);
-        let dash = glue_recon::dashboard::write_dashboard(
-            &opts.storage,
-            &root,
-            history.ledger,
-            Some(ledger_uri),
-        )
-        .await?;
-        if talk {
-            out!("ledger: {ledger_uri}");
-            print_dashboard(&dash);
+        if let (Some(uri), Some(dash)) = (&finished.ledger_uri, &finished.dashboard) {
+            out!("ledger: {uri}");
+            print_dashboard(dash);
         }
-        dashboard = Some(dash.index);
     }
-    let written: Vec<(&Report, &ReportLocation)> = outcomes
-        .iter()
-        .filter_map(|o| match o {
-            Outcome::Reported(r, l) => Some((r.as_ref(), l)),
-            Outcome::NotRun(_) => None,
-        })
-        .collect();
-    let not_run: Vec<NotRun> = outcomes
-        .iter()
-        .filter_map(|o| match o {
-            Outcome::NotRun(n) => Some(n.clone()),
-            Outcome::Reported(..) => None,
-        })
-        .collect();
-    let alert = Alert::for_run(&written, &not_run).map(|a| match &dashboard {
-        Some(d) => a.with_dashboard(d),
-        None => a,
-    });
-    if let (Some(topic), Some(aws), Some(alert)) = (&sns_topic, &aws, &alert) {
+    if let (Some(topic), Some(aws), true) = (&sns_topic, &aws, finished.alert_due) {
+        let alert = &finished.alert;
         let id = aws.publish(topic, alert).await?;
         if talk {
             out!(
@@ -272,27 +184,21 @@ pub async fn run_pairs(
         }
     }
     if output.json {
-        let printed: Vec<PairOutput> = outcomes
-            .iter()
-            .map(|o| match o {
-                Outcome::Reported(r, _) => PairOutput::Report(r),
-                Outcome::NotRun(n) => PairOutput::NotRun(n),
-            })
-            .collect();
-        let json = match printed.as_slice() {
+        let json = match outcomes.as_slice() {
             [one] => serde_json::to_string_pretty(one)?,
             all => serde_json::to_string_pretty(all)?,
         };
         out!("{json}");
     }
-    let worst = written
+    let worst = finished
+        .reports
         .iter()
         .map(|(r, _)| r.status)
         .max()
         .unwrap_or(Status::Pass);
     Ok(if stop.fired() {
         ExitCode::from(interrupt::EXIT_CODE)
-    } else if !not_run.is_empty() {
+    } else if !finished.not_run.is_empty() {
         ExitCode::from(2)
     } else if worst == Status::Fail {
         ExitCode::from(1)

@@ -4,7 +4,7 @@
 use glue_recon::catalog::Catalog;
 use glue_recon::config::Config;
 use glue_recon::error::ReconError;
-use glue_recon::pipeline::{LookupRequest, parse_item};
+use glue_recon::pipeline::{LookupRequest, from_event, parse_item};
 use glue_recon::storage::ObjectStore;
 
 use super::moto;
@@ -209,7 +209,11 @@ async fn bad_requests_manifests_and_config_are_invalid() {
     );
     // An oversize request.
     let huge = serde_json::json!({"pairs": vec!["p".repeat(1000); 300]});
-    expect_err(LookupRequest::parse(huge), "InvalidInput", "limit");
+    expect_err(
+        LookupRequest::parse(huge).map_err(from_event),
+        "InvalidInput",
+        "limit",
+    );
     // An unknown pair.
     let config = Config::parse(
         "[[pair]]\nname = \"orders\"\nsource = \"s3://x/a/\"\ntarget = \"s3://x/b/\"\nkey = [\"id\"]\n",

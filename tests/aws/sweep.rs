@@ -7,10 +7,10 @@
 
 use std::sync::Arc;
 
-use glue_recon::aws::glue::GlueJobs;
-use glue_recon::aws::sfn::StepFunctions;
 use glue_recon::pipeline::{LookupRequest, execution_name, load_config};
 use glue_recon::trigger::{SweepOutcome, SweepOutput, SweepSettings, Trigger, TriggerResult};
+use recon_events::aws::GlueJobs;
+use recon_events::aws::StepFunctions;
 use serde_json::{Value, json};
 
 use super::moto;

@@ -5,9 +5,11 @@ use std::sync::Arc;
 
 use glue_recon::aws::s3::S3Store;
 use glue_recon::config::Config;
-use glue_recon::history::{apply_drift, load_history, record_run};
+use glue_recon::diffrows::write_diff_rows;
 use glue_recon::ledger::read_ledger;
-use glue_recon::runner::{RunOptions, run_pair_full, write_report};
+use glue_recon::report::RunMeta;
+use glue_recon::run_record::{LedgerWrites, RunRecord};
+use glue_recon::runner::{RunOptions, run_pair_full};
 use glue_recon::storage::Storage;
 
 use super::ledger::assert_rows_match;
@@ -46,28 +48,28 @@ async fn ledger_and_dashboard_on_moto_s3() {
         std::thread::sleep(std::time::Duration::from_millis(1100));
         let mut opts = RunOptions::local();
         opts.storage = storage.clone();
-        let history = load_history(&storage, &root).await.unwrap();
-        assert!(history.problems().is_empty(), "{:?}", history.problems());
-        let (mut reports, mut locations) = (Vec::new(), Vec::new());
+        let meta = RunMeta {
+            run_id: opts.run_id.clone(),
+            trigger: opts.trigger.clone(),
+            started_at: opts.started_at(),
+        };
+        // The merge's way: the ledger object is written once, at the end.
+        let mut record = RunRecord::start(&storage, &root, &root, meta, LedgerWrites::AtTheEnd);
+        let problems = record.history_problems().await.unwrap();
+        assert!(problems.is_empty(), "{problems:?}");
         for pair in &config.pairs {
-            let mut run = run_pair_full(pair, &config.defaults, &opts).await.unwrap();
-            apply_drift(&config, history.runs(), &mut run.report);
-            locations.push(write_report(&storage, &root, &run).await.unwrap());
-            reports.push(run.report);
+            let run = run_pair_full(pair, &config.defaults, &opts).await.unwrap();
+            let diff_rows = write_diff_rows(&run.report.key, &run.partials).unwrap();
+            record.report(&config, run.report, diff_rows).await.unwrap();
         }
-        let recorded = record_run(&storage, &root, &reports, &locations, history)
-            .await
-            .unwrap();
-        assert!(
-            recorded
-                .ledger_uri
-                .starts_with(&format!("{root}/ledger/run_date="))
-        );
+        let finished = record.finish().await.unwrap();
+        let ledger_uri = finished.ledger_uri.unwrap();
+        assert!(ledger_uri.starts_with(&format!("{root}/ledger/run_date=")));
         assert_eq!(
-            recorded.dashboard.index,
+            finished.dashboard.unwrap().index,
             format!("{root}/dashboard/index.html")
         );
-        all.extend(reports);
+        all.extend(finished.reports.into_iter().map(|(r, _)| r));
     }
 
     let ledger = read_ledger(&storage, &root, &Default::default())

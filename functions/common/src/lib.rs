@@ -2,14 +2,21 @@
 //! `recon-hash`, `recon-merge`): the environment they read once at cold start, the
 //! tracing setup, the AWS clients, and [`FunctionError`], which gives every failure
 //! a stable `errorType` (`TableNotFound`, `CorruptParquet`, `Transient`, ...) for the
-//! state machine's Retry and Catch. The decisions live in
-//! [`glue_recon::pipeline`]; each function's `main.rs` only adapts.
+//! state machine's Retry and Catch. The decisions live in `recon_events::trigger`
+//! and `recon_pipeline`; each function's `main.rs` only adapts.
+//!
+//! Without the `pipeline` feature (what `recon-trigger` uses) this crate needs no
+//! engine: only the events crate and the AWS SDK setup.
 
-use glue_recon::bounded::{ERROR_MESSAGE_MAX, shortened};
-use glue_recon::error::ReconError;
-use glue_recon::partial::ItemError;
-use glue_recon::pipeline::Pipeline;
 use lambda_runtime::Diagnostic;
+#[cfg(feature = "pipeline")]
+use recon_engine::error::ReconError;
+#[cfg(feature = "pipeline")]
+use recon_engine::partial::ItemError;
+use recon_events::bounded::{ERROR_MESSAGE_MAX, shortened};
+use recon_events::error::EventError;
+#[cfg(feature = "pipeline")]
+use recon_pipeline::Pipeline;
 
 /// The s3:// URI of recon.toml (lookup).
 pub const RECON_CONFIG_URI: &str = "RECON_CONFIG_URI";
@@ -18,10 +25,10 @@ pub const RECON_BUCKET: &str = "RECON_BUCKET";
 /// The state machine the trigger starts.
 pub const STATE_MACHINE_ARN: &str = "STATE_MACHINE_ARN";
 /// The Glue jobs the trigger's sweep looks at (comma-separated).
-pub use glue_recon::trigger::SWEEP_GLUE_JOBS;
+pub use recon_events::trigger::SWEEP_GLUE_JOBS;
 /// The trigger's sweep window in hours.
-pub use glue_recon::trigger::SWEEP_LOOKBACK_HOURS;
-/// Log filter (`info`, `glue_recon=debug`, ...).
+pub use recon_events::trigger::SWEEP_LOOKBACK_HOURS;
+/// Log filter (`info`, `recon_engine=debug`, ...).
 pub const RUST_LOG: &str = "RUST_LOG";
 
 /// A failed invocation as Lambda reports it: `errorType` and `errorMessage`.
@@ -36,6 +43,16 @@ pub struct FunctionError {
     pub message: String,
 }
 
+impl From<EventError> for FunctionError {
+    fn from(e: EventError) -> Self {
+        FunctionError {
+            error_type: e.error_type().to_string(),
+            message: e.to_string(),
+        }
+    }
+}
+
+#[cfg(feature = "pipeline")]
 impl From<ReconError> for FunctionError {
     fn from(e: ReconError) -> Self {
         FunctionError {
@@ -45,6 +62,7 @@ impl From<ReconError> for FunctionError {
     }
 }
 
+#[cfg(feature = "pipeline")]
 impl From<ItemError> for FunctionError {
     fn from(e: ItemError) -> Self {
         FunctionError {
@@ -66,13 +84,16 @@ impl From<FunctionError> for Diagnostic {
 }
 
 /// A required environment variable, or [`ReconError::InvalidConfig`] naming it.
-pub fn required_env(name: &str) -> Result<String, ReconError> {
+pub fn required_env(name: &str) -> Result<String, FunctionError> {
     std::env::var(name)
         .ok()
         .filter(|v| !v.trim().is_empty())
-        .ok_or_else(|| ReconError::InvalidConfig {
-            file: format!("environment variable {name}"),
-            message: "is not set".into(),
+        .ok_or_else(|| {
+            EventError::InvalidConfig {
+                file: format!("environment variable {name}"),
+                message: "is not set".into(),
+            }
+            .into()
         })
 }
 
@@ -89,19 +110,20 @@ pub fn init_tracing() {
         .init();
 }
 
-/// The AWS config (standard chain, retries; see [`glue_recon::aws::load_config`]).
+/// The AWS config (standard chain, retries; see `recon_aws_client::load_config`).
 pub async fn aws_config(function: &str) -> aws_config::SdkConfig {
-    glue_recon::aws::load_config(function).await
+    recon_aws_client::load_config(function).await
 }
 
 /// The pipeline over `RECON_BUCKET`, with S3 storage and the Glue catalog; AWS calls
 /// carry `function` in their user agent.
-pub async fn pipeline_from_env(function: &str) -> Result<Pipeline, ReconError> {
+#[cfg(feature = "pipeline")]
+pub async fn pipeline_from_env(function: &str) -> Result<Pipeline, FunctionError> {
     let bucket = required_env(RECON_BUCKET)?;
     let conf = aws_config(function).await;
     Ok(Pipeline::new(
-        glue_recon::aws::storage(&conf),
-        Some(glue_recon::aws::glue::catalog(&conf)),
+        recon_aws::storage(&conf),
+        Some(recon_aws::glue::catalog(&conf)),
         &bucket,
     ))
 }
@@ -110,6 +132,7 @@ pub async fn pipeline_from_env(function: &str) -> Result<Pipeline, ReconError> {
 /// set up first, a missing `RECON_BUCKET` fails the start). The pipeline lives as
 /// long as the process, so handlers borrow it for `'static`. `function` is the
 /// binary's name (`env!("CARGO_BIN_NAME")`).
+#[cfg(feature = "pipeline")]
 pub async fn run_with_pipeline<H, Fut, R>(
     function: &str,
     handler: H,
@@ -133,6 +156,7 @@ where
 mod tests {
     use super::*;
 
+    #[cfg(feature = "pipeline")]
     #[test]
     fn diagnostics_carry_the_stable_name() {
         let e = ReconError::TableNotFound {

@@ -4,8 +4,8 @@
 //! why) and the invocation then fails with that error's type, so Step Functions
 //! retries `Transient` and counts the rest against the tolerated failures.
 
-use glue_recon::pipeline::{HashOutput, Pipeline, parse_item};
 use recon_functions::FunctionError;
+use recon_pipeline::{HashOutput, Pipeline, parse_item};
 
 async fn handle(
     pipeline: &Pipeline,

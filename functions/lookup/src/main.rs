@@ -3,8 +3,8 @@
 //! (`LookupOutput`). The config is read from `RECON_CONFIG_URI` on every
 //! invocation, so it can change without a redeploy.
 
-use glue_recon::pipeline::{LookupOutput, LookupRequest, Pipeline, load_config};
 use recon_functions::{FunctionError, RECON_CONFIG_URI, required_env};
+use recon_pipeline::{LookupOutput, LookupRequest, Pipeline, load_config};
 
 async fn handle(
     pipeline: &Pipeline,

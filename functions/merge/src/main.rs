@@ -2,8 +2,8 @@
 //! report.html and diffs.parquet under `reports/<pair>/<run_id>/` -> the verdict,
 //! the report URIs and the alert (`MergeOutput`) for the state machine to publish.
 
-use glue_recon::pipeline::{MergeOutput, Pipeline, parse_lookup_output};
 use recon_functions::FunctionError;
+use recon_pipeline::{MergeOutput, Pipeline, parse_lookup_output};
 
 async fn handle(
     pipeline: &Pipeline,

@@ -3,14 +3,13 @@
 //! (`STATE_MACHINE_ARN`) with the execution name `glue-<jobRunId>`, so a run is
 //! reconciled once: `ExecutionAlreadyExists` is success. The sweep looks at the jobs
 //! of `SWEEP_GLUE_JOBS` over the last `SWEEP_LOOKBACK_HOURS` (default 24). The
-//! decisions are in [`glue_recon::trigger`].
+//! decisions are in `recon_events::trigger`.
 
 use std::sync::Arc;
 
-use glue_recon::aws::glue::GlueJobs;
-use glue_recon::aws::sfn::StepFunctions;
-use glue_recon::trigger::{SweepSettings, Trigger, TriggerResult};
 use lambda_runtime::{Error, LambdaEvent, service_fn};
+use recon_events::aws::{GlueJobs, StepFunctions};
+use recon_events::trigger::{SweepSettings, Trigger, TriggerResult};
 use recon_functions::{FunctionError, STATE_MACHINE_ARN, required_env};
 
 async fn handle(
