@@ -62,7 +62,7 @@ pub fn storage(conf: &SdkConfig) -> Storage {
 /// Turn an SDK error into the engine's error, naming `resource` (an s3:// URI, a
 /// glue:// table, a topic ARN). `not_found` builds the error for a missing resource
 /// (a missing table is [`ReconError::TableNotFound`], a missing topic is not).
-pub fn map_sdk_error<E>(
+pub(crate) fn map_sdk_error<E>(
     err: SdkError<E, aws_sdk_s3::config::http::HttpResponse>,
     resource: &str,
     not_found: impl FnOnce(String) -> ReconError,

@@ -31,7 +31,7 @@ const RANGES_IN_FLIGHT: usize = 8;
 
 /// An `s3://bucket/key` URI split into its parts.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct S3Uri {
+pub(crate) struct S3Uri {
     /// The bucket.
     pub bucket: String,
     /// The key (may be empty: the whole bucket).

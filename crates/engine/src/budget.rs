@@ -20,7 +20,7 @@ pub struct MemoryBudget {
 
 impl MemoryBudget {
     /// Decoded batches outside Lambda.
-    pub const LOCAL_BATCH_BYTES: u64 = 512 << 20;
+    pub(crate) const LOCAL_BATCH_BYTES: u64 = 512 << 20;
 
     /// Key indexes outside Lambda.
     pub const LOCAL_INDEX_BYTES: u64 = 1 << 30;
@@ -35,7 +35,7 @@ impl MemoryBudget {
 
     /// For decoded batches: in a Lambda function a quarter of its memory
     /// (`AWS_LAMBDA_FUNCTION_MEMORY_SIZE`, in MB), elsewhere
-    /// [`MemoryBudget::LOCAL_BATCH_BYTES`].
+    /// `MemoryBudget::LOCAL_BATCH_BYTES`.
     pub fn for_batches() -> Self {
         Self::share_of_lambda(
             lambda_memory_setting().as_deref(),
@@ -68,7 +68,7 @@ impl MemoryBudget {
     }
 
     /// Reserve `bytes` until the permit is dropped, if that much is left.
-    pub fn try_reserve(&self, bytes: u64) -> Option<OwnedSemaphorePermit> {
+    pub(crate) fn try_reserve(&self, bytes: u64) -> Option<OwnedSemaphorePermit> {
         let mib = u32::try_from(bytes.div_ceil(1 << 20)).ok()?;
         self.mib.clone().try_acquire_many_owned(mib).ok()
     }

@@ -164,13 +164,8 @@ pub struct ColumnOptions {
 impl ColumnOptions {
     /// Whether the column is compared numerically with a tolerance (and so kept out
     /// of the row hash).
-    pub fn has_tolerance(&self) -> bool {
+    pub(crate) fn has_tolerance(&self) -> bool {
         self.abs_tolerance.is_some() || self.rel_tolerance.is_some()
-    }
-
-    /// Whether the column's strings are rewritten before encoding.
-    pub fn rewrites_strings(&self) -> bool {
-        self.trim || self.ignore_case || self.empty_as_null
     }
 }
 
@@ -274,7 +269,7 @@ pub enum Limit {
 
 impl Limit {
     /// Whether `found` findings out of `source_rows` exceed the limit.
-    pub fn exceeded(&self, found: u64, source_rows: u64) -> bool {
+    pub(crate) fn exceeded(&self, found: u64, source_rows: u64) -> bool {
         match self {
             Limit::Count(max) => found > *max,
             Limit::Percent(pct) => {
@@ -487,7 +482,7 @@ impl Config {
 
     /// Make relative local table paths relative to `base` (the config file's folder),
     /// so a config works from any working directory.
-    pub fn resolve_relative_paths(&mut self, base: &Path) {
+    pub(crate) fn resolve_relative_paths(&mut self, base: &Path) {
         let fix = |loc: &mut String| {
             if !loc.contains("://") && Path::new(loc.as_str()).is_relative() {
                 *loc = base.join(loc.as_str()).to_string_lossy().into_owned();
@@ -541,7 +536,7 @@ impl PairConfig {
     }
 
     /// Options of a (target-named) column; case-insensitive.
-    pub fn column_options(&self, column: &str) -> ColumnOptions {
+    pub(crate) fn column_options(&self, column: &str) -> ColumnOptions {
         self.columns
             .iter()
             .find(|(name, _)| name.eq_ignore_ascii_case(column))

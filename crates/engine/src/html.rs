@@ -5,7 +5,7 @@
 use std::fmt::Write;
 
 use crate::partial::FindingKind;
-use crate::report::{Report, Status};
+use crate::report::Report;
 
 /// Escape text for HTML.
 pub fn esc(s: &str) -> String {
@@ -57,7 +57,7 @@ code{background:#eef1f4;padding:0 .2rem;border-radius:.2rem}
 "#;
 
 /// Render the report page.
-pub fn render_report(r: &Report) -> String {
+pub(crate) fn render_report(r: &Report) -> String {
     let mut h = String::new();
     let t = &r.totals;
     let _ = write!(
@@ -291,18 +291,12 @@ pub fn render_report(r: &Report) -> String {
     h
 }
 
-/// A one-word colour class for a status (used by the dashboard too).
-pub fn status_class(s: Status) -> &'static str {
-    match s {
-        Status::Pass => "PASS",
-        Status::Warn => "WARN",
-        Status::Fail => "FAIL",
-    }
-}
-
 /// The page written in a report's place for a pair that could not run: the error,
 /// what it is about, and the run.
-pub fn render_not_run(not_run: &crate::report::NotRun, meta: &crate::report::RunMeta) -> String {
+pub(crate) fn render_not_run(
+    not_run: &crate::report::NotRun,
+    meta: &crate::report::RunMeta,
+) -> String {
     format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>ERROR {pair} · glue-recon</title><style>{STYLE}</style></head><body><div id=\"verdict\" class=\"verdict ERROR\">ERROR</div><h1>{pair}</h1><p>run <code>{run}</code> · {start} · trigger {trigger}</p><h2>The pair could not run</h2><p><code>{kind}</code>: {error}</p><p>Nothing was compared in this run: fix what the error names and run the pair again.</p></body></html>",
         pair = esc(&not_run.pair),

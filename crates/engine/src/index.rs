@@ -2,15 +2,15 @@
 //! so the join stays in cache however large the partition is:
 //!
 //! 1. **Scatter.** Every row-group task appends its hashed rows to a private
-//!    [`Spill`], one bucket per range of key hashes (sequential writes, no locks),
-//!    and hands the buckets to the [`PartitionIndex`] when it is done.
-//! 2. **Join.** [`PartitionIndex::drain_keys`] takes one bucket at a time, joins its
+//!    `Spill`, one bucket per range of key hashes (sequential writes, no locks),
+//!    and hands the buckets to the `PartitionIndex` when it is done.
+//! 2. **Join.** `PartitionIndex::drain_keys` takes one bucket at a time, joins its
 //!    rows of both sides in a hash table small enough for the core's cache, and
 //!    visits every key.
 //!
 //! The index takes about 60 bytes a row of the partition. A partition whose index
 //! does not fit the memory budget keeps its buckets in a temporary file instead
-//! ([`PartitionIndex::on_disk`]): memory then holds the tasks in flight and one bucket.
+//! (`PartitionIndex::on_disk`): memory then holds the tasks in flight and one bucket.
 
 #![allow(unsafe_code)] // Unchecked bucket writes on the join's hot path: each block says why it is sound.
 
@@ -41,14 +41,14 @@ const ROW_BITS: u32 = 40;
 
 /// Most files one side of a partition may have (a row's location is packed in 64
 /// bits: `RowLoc::packed`).
-pub const MAX_FILES: usize = 1 << (64 - ROW_BITS);
+pub(crate) const MAX_FILES: usize = 1 << (64 - ROW_BITS);
 
 /// Most rows one file may have.
-pub const MAX_FILE_ROWS: u64 = 1 << ROW_BITS;
+pub(crate) const MAX_FILE_ROWS: u64 = 1 << ROW_BITS;
 
 /// Where a row is: file index (within its side of the item) and row number in the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct RowLoc {
+pub(crate) struct RowLoc {
     /// Index of the file in the side's file list.
     pub file: u32,
     /// Row number within the file.
@@ -77,7 +77,7 @@ impl RowLoc {
 
 /// What one side knows about a key.
 #[derive(Debug, Clone, Copy)]
-pub struct RowInfo {
+pub(crate) struct RowInfo {
     /// SHA-256 of the canonical encoding of the hashed columns (its first 128 bits).
     pub hash: RowHashPrefix,
     /// How many rows have this key on this side.
@@ -194,7 +194,7 @@ impl Bucket {
 }
 
 /// The rows one task hashed, by bucket; given to [`PartitionIndex::absorb`] at the end.
-pub struct Spill {
+pub(crate) struct Spill {
     side: Side,
     chunks: Vec<Chunk>,
     /// Per chunk, the cache line its last record went to, as written (`stream_rec`).
@@ -218,7 +218,7 @@ impl Spill {
 }
 
 /// Adds rows to a [`Spill`] ([`Spill::write`]).
-pub struct SpillWriter<'a> {
+pub(crate) struct SpillWriter<'a> {
     spill: &'a mut Spill,
 }
 
@@ -344,17 +344,15 @@ fn bucket_of(hash64: u64, mask: usize) -> usize {
 
 /// A row with a NULL key column.
 #[derive(Debug, Clone)]
-pub struct NullKeyRow {
+pub(crate) struct NullKeyRow {
     /// The side.
     pub side: Side,
     /// Canonical key bytes (some values NULL).
     pub key: Vec<u8>,
-    /// Where it is.
-    pub loc: RowLoc,
 }
 
 /// The index of one partition (both sides).
-pub struct PartitionIndex {
+pub(crate) struct PartitionIndex {
     /// Per bucket, the rows the tasks handed over.
     buckets: Vec<Mutex<Bucket>>,
     /// Where the chunks go instead, for a partition kept on disk.
@@ -367,7 +365,7 @@ pub struct PartitionIndex {
 }
 
 /// One key of the index, as seen by the differ.
-pub struct KeyView<'a> {
+pub(crate) struct KeyView<'a> {
     /// Canonical key bytes.
     pub key: &'a [u8],
     /// Source side, if present.
@@ -445,7 +443,7 @@ impl PartitionIndex {
 
     /// An empty index like [`PartitionIndex::new`] whose buckets wait for the join
     /// in a temporary file.
-    pub fn on_disk(tol_width: usize, expected_keys: usize) -> Result<Self> {
+    pub(crate) fn on_disk(tol_width: usize, expected_keys: usize) -> Result<Self> {
         let buckets = Self::buckets_for(expected_keys);
         let disk = OnDisk::new(buckets)?;
         Ok(Self::with_store(tol_width, buckets, Some(disk)))
@@ -472,7 +470,7 @@ impl PartitionIndex {
 
     /// Hash of key bytes (bucket selection and join table hash).
     #[inline]
-    pub fn key_hash(&self, key: &[u8]) -> u64 {
+    pub(crate) fn key_hash(&self, key: &[u8]) -> u64 {
         self.hasher.hash_one(key)
     }
 
@@ -501,7 +499,7 @@ impl PartitionIndex {
     }
 
     /// Take over a task's rows.
-    pub fn absorb(&self, spill: Spill) -> Result<()> {
+    pub(crate) fn absorb(&self, spill: Spill) -> Result<()> {
         let (side, chunks) = (spill.side, spill.chunks);
         if let Some(disk) = &self.disk {
             return disk.write(side, &chunks);
@@ -528,7 +526,7 @@ impl PartitionIndex {
     }
 
     /// Record rows with NULL keys.
-    pub fn add_null_keys(&self, rows: Vec<NullKeyRow>) {
+    pub(crate) fn add_null_keys(&self, rows: Vec<NullKeyRow>) {
         if !rows.is_empty() {
             self.null_keys.lock().expect("poisoned").extend(rows);
         }
@@ -540,13 +538,13 @@ impl PartitionIndex {
     }
 
     /// Take the rows with NULL keys.
-    pub fn take_null_keys(&self) -> Vec<NullKeyRow> {
+    pub(crate) fn take_null_keys(&self) -> Vec<NullKeyRow> {
         std::mem::take(&mut *self.null_keys.lock().expect("poisoned"))
     }
 
     /// Visit every key, bucket by bucket, releasing each bucket's rows once joined.
     /// Within a key, the first row of a side is the first in (file, row) order.
-    pub fn drain_keys(&self, mut f: impl FnMut(KeyView<'_>)) -> Result<()> {
+    pub(crate) fn drain_keys(&self, mut f: impl FnMut(KeyView<'_>)) -> Result<()> {
         let w = self.tol_width;
         let mut table: HashTable<u32> = HashTable::new();
         let mut entries: Vec<Entry> = Vec::new();

@@ -25,7 +25,8 @@ pub const IN_PROGRESS_DIR: &str = "in-progress";
 pub const ATHENA_DIR: &str = "athena";
 
 /// The folders of a report root that are not pairs: no pair may be named after one.
-pub const RESERVED_DIRS: [&str; 4] = [DASHBOARD_DIR, LEDGER_DIR, RESOLUTIONS_DIR, IN_PROGRESS_DIR];
+pub(crate) const RESERVED_DIRS: [&str; 4] =
+    [DASHBOARD_DIR, LEDGER_DIR, RESOLUTIONS_DIR, IN_PROGRESS_DIR];
 
 /// The folder of a pair's run under a report root.
 pub fn report_dir(root: &str, pair: &str, run_id: &str) -> String {

@@ -26,7 +26,7 @@ use parquet::schema::types::{ColumnDescriptor, SchemaDescriptor, Type, TypePtr};
 
 /// A top-level column read in one form and compared in another.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Form {
+pub(crate) enum Form {
     /// INTERVAL read as twelve raw bytes, compared as a month-day-nanosecond interval.
     Interval,
     /// UUID read as sixteen bytes, compared as text.
@@ -35,7 +35,7 @@ pub enum Form {
 
 impl Form {
     /// The Arrow type a column of this form is compared as.
-    pub fn compared_type(self) -> DataType {
+    pub(crate) fn compared_type(self) -> DataType {
         match self {
             Form::Interval => DataType::Interval(IntervalUnit::MonthDayNano),
             Form::Uuid => DataType::Utf8,
@@ -52,7 +52,7 @@ impl Form {
 
     /// Values as read (fixed-size binary of `Form::bytes`), in the compared form
     /// (NULLs kept).
-    pub fn convert(self, read: &ArrayRef) -> ArrayRef {
+    pub(crate) fn convert(self, read: &ArrayRef) -> ArrayRef {
         let read = read.as_fixed_size_binary();
         let rows = 0..read.len();
         let value = |r: usize| read.is_valid(r).then(|| read.value(r));
@@ -90,7 +90,7 @@ fn is_interval(c: &ColumnDescriptor) -> bool {
 /// A file's reader metadata (INTERVAL columns read as raw bytes), its Arrow schema
 /// as compared (top-level columns of a [`Form`] in their compared type), and the
 /// form of each top-level column. Files without such columns come back unchanged.
-pub fn read_as_compared(
+pub(crate) fn read_as_compared(
     meta: ArrowReaderMetadata,
 ) -> Result<(ArrowReaderMetadata, SchemaRef, Vec<Option<Form>>)> {
     let descr = meta.metadata().file_metadata().schema_descr();

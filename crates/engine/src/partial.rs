@@ -9,7 +9,7 @@ use crate::plan::Side;
 use crate::table::{ItemRef, Presence};
 
 /// Version of the partial-diff schema.
-pub const PARTIAL_SCHEMA_VERSION: u32 = 1;
+pub(crate) const PARTIAL_SCHEMA_VERSION: u32 = 1;
 
 /// The kinds of finding, named as in every output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -69,7 +69,7 @@ pub struct ColumnDiff {
 /// The order findings are listed in: key by key, NULL first, then numbers in
 /// numeric order (`9` before `10`), then other text in byte order. A total order, so
 /// a sort by it is stable whatever the values.
-pub fn compare_keys(a: &[Option<String>], b: &[Option<String>]) -> std::cmp::Ordering {
+pub(crate) fn compare_keys(a: &[Option<String>], b: &[Option<String>]) -> std::cmp::Ordering {
     fn number(s: &str) -> Option<f64> {
         let digits = s.strip_prefix(['-', '+']).unwrap_or(s);
         if !digits.starts_with(|c: char| c.is_ascii_digit()) {

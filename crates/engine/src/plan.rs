@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::canonical::{StringRules, family, is_numeric};
 use crate::config::PairConfig;
 use crate::error::{ReconError, Result};
+pub use crate::model::Side;
 
 /// How a column's values are brought to a common form before encoding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -55,7 +56,7 @@ pub struct StringRulesDef {
 impl StringRulesDef {
     /// The config name of the first rule set, if any (`trim`, `ignore_case`,
     /// `empty_as_null`).
-    pub fn first_set(&self) -> Option<&'static str> {
+    pub(crate) fn first_set(&self) -> Option<&'static str> {
         [
             ("trim", self.trim),
             ("ignore_case", self.ignore_case),
@@ -76,37 +77,9 @@ impl From<StringRulesDef> for StringRules {
     }
 }
 
-/// Which side of a pair.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Side {
-    /// The source table.
-    Source,
-    /// The target table.
-    Target,
-}
-
-impl Side {
-    /// The side's name in outputs and messages (`source`, `target`), as serialised.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Side::Source => "source",
-            Side::Target => "target",
-        }
-    }
-
-    /// 0 for the source, 1 for the target: the index of a side in per-side arrays.
-    pub fn index(self) -> usize {
-        match self {
-            Side::Source => 0,
-            Side::Target => 1,
-        }
-    }
-}
-
 impl PlanColumn {
     /// The column's name on one side.
-    pub fn name_on(&self, side: Side) -> &str {
+    pub(crate) fn name_on(&self, side: Side) -> &str {
         match side {
             Side::Source => &self.source_name,
             Side::Target => &self.name,
@@ -219,7 +192,7 @@ fn is_partition_values(f: &Field) -> bool {
 }
 
 /// Add partition columns (as text) that the file schema does not have.
-pub fn with_partition_columns(schema: &Schema, partition_columns: &[String]) -> Schema {
+pub(crate) fn with_partition_columns(schema: &Schema, partition_columns: &[String]) -> Schema {
     let mut fields: Vec<Field> = schema.fields().iter().map(|f| f.as_ref().clone()).collect();
     for p in partition_columns {
         if !fields.iter().any(|f| f.name().eq_ignore_ascii_case(p)) {
@@ -435,7 +408,7 @@ impl ComparePlan {
     }
 
     /// Every column the plan reads, key first.
-    pub fn all_columns(&self) -> impl Iterator<Item = &PlanColumn> {
+    pub(crate) fn all_columns(&self) -> impl Iterator<Item = &PlanColumn> {
         self.key
             .iter()
             .chain(self.values.iter())

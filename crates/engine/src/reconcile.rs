@@ -1,4 +1,4 @@
-//! Reconciling one work item: hash both sides into a [`PartitionIndex`], classify
+//! Reconciling one work item: hash both sides into a `PartitionIndex`, classify
 //! every key, then read back only the mismatched rows to say which columns differ
 //! and from what to what.
 
@@ -153,7 +153,7 @@ pub fn masked(canonical: &[u8]) -> String {
 }
 
 /// Whether two tolerance-column values are equal within the column's tolerance.
-pub fn within_tolerance(c: &PlanColumn, a: Option<f64>, b: Option<f64>) -> bool {
+pub(crate) fn within_tolerance(c: &PlanColumn, a: Option<f64>, b: Option<f64>) -> bool {
     match (a, b) {
         (None, None) => true,
         (Some(x), Some(y)) => {

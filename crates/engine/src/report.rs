@@ -13,7 +13,7 @@ use crate::plan::{SchemaDiff, Side};
 use crate::table::Presence;
 
 /// Version of the report schema.
-pub const REPORT_SCHEMA_VERSION: u32 = 1;
+pub(crate) const REPORT_SCHEMA_VERSION: u32 = 1;
 
 /// The verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -533,7 +533,7 @@ pub fn new_run_id() -> String {
 }
 
 /// The run id of a run started at `at`: its time plus a random suffix.
-pub fn run_id_at(at: chrono::DateTime<chrono::Utc>) -> String {
+pub(crate) fn run_id_at(at: chrono::DateTime<chrono::Utc>) -> String {
     use sha2::{Digest, Sha256};
     let now = chrono::Utc::now();
     let seed = format!(

@@ -1,8 +1,8 @@
 //! The SHA-256 of a row's canonical bytes, in the row's own slot.
 //!
-//! The padding is written into the slot ([`pad`]) and its blocks are
-//! compressed where they lie ([`sha256_padded`]): no copy into a hasher's block
-//! buffer, and the digest stays as the eight state words ([`RowHash`]), which is all
+//! The padding is written into the slot (`pad`) and its blocks are
+//! compressed where they lie (`sha256_padded`): no copy into a hasher's block
+//! buffer, and the digest stays as the eight state words (`RowHash`), which is all
 //! the differ needs (equality). The result is plain SHA-256; the tests check it
 //! against [`sha2::Sha256`].
 //!
@@ -19,20 +19,20 @@ mod sixteen_lanes;
 /// past the last whole group is hashed one row at a time, at about twice the cost a
 /// block.
 #[cfg(target_arch = "x86_64")]
-pub const ROWS_TOGETHER: usize = sixteen_lanes::LANES;
+pub(crate) const ROWS_TOGETHER: usize = sixteen_lanes::LANES;
 /// How many rows [`sha256_rows`] hashes at once.
 #[cfg(not(target_arch = "x86_64"))]
-pub const ROWS_TOGETHER: usize = 1;
+pub(crate) const ROWS_TOGETHER: usize = 1;
 
 /// A row's SHA-256 as its eight state words (the digest is their big-endian bytes).
-pub type RowHash = [u32; 8];
+pub(crate) type RowHash = [u32; 8];
 
 /// The first 128 bits of a row's SHA-256 (its first four state words): what the key
 /// index keeps and compares. Two different rows of one key agree on them with a
 /// probability of 2^-128, and the index's records stay half a cache line.
-pub type RowHashPrefix = [u32; 4];
+pub(crate) type RowHashPrefix = [u32; 4];
 
-/// The [`RowHashPrefix`] of a row's SHA-256.
+/// The `RowHashPrefix` of a row's SHA-256.
 #[inline]
 pub fn prefix(hash: &RowHash) -> RowHashPrefix {
     [hash[0], hash[1], hash[2], hash[3]]
@@ -44,25 +44,25 @@ const INITIAL: RowHash = [
 ];
 
 /// The fewest bytes the padding adds: the 1 bit (a byte) and the 8-byte length.
-pub const PADDING_MIN: usize = 9;
+pub(crate) const PADDING_MIN: usize = 9;
 
 /// The length of a `len`-byte message with its padding: whole 64-byte blocks.
 #[inline]
-pub fn padded_len(len: usize) -> usize {
+pub(crate) fn padded_len(len: usize) -> usize {
     (len + PADDING_MIN).next_multiple_of(64)
 }
 
 /// Room [`pad`] needs after a message: the most padding adds (63 bytes to end a
 /// block plus the fewest), which also holds the 1 bit's byte and the 64 zero bytes
 /// stored after it in one go.
-pub const PADDING_ROOM: usize = PADDING_MIN + 63;
+pub(crate) const PADDING_ROOM: usize = PADDING_MIN + 63;
 
 /// Append SHA-256's padding (FIPS 180-4 §5.1.1) to the `len`-byte message at the
 /// start of `buf`: a 1 bit, zeros, and the message length in bits at the end of the
 /// last block. `buf` needs [`PADDING_ROOM`] bytes after the message (and at least
 /// [`padded_len`] bytes); the zeros are one fixed-size store, whatever the length.
 #[inline]
-pub fn pad(buf: &mut [u8], len: usize) {
+pub(crate) fn pad(buf: &mut [u8], len: usize) {
     let padded = padded_len(len);
     let zeros: &mut [u8; 64] = (&mut buf[len + 1..len + 65]).try_into().expect("64 bytes");
     *zeros = [0; 64];
@@ -75,7 +75,7 @@ pub fn pad(buf: &mut [u8], len: usize) {
 /// and hash them after: the padding's narrow stores are then long done when the wide
 /// loads of the compression read them (loading right after storing stalls the CPU).
 #[inline]
-pub fn sha256_padded(padded: &[u8]) -> RowHash {
+pub(crate) fn sha256_padded(padded: &[u8]) -> RowHash {
     let (blocks, rest) = padded.as_chunks::<64>();
     debug_assert!(rest.is_empty(), "not padded");
     let mut state = INITIAL;
@@ -84,7 +84,7 @@ pub fn sha256_padded(padded: &[u8]) -> RowHash {
 }
 
 /// The SHA-256 of each of `lens.len()` padded rows laid out `stride` bytes apart in
-/// `buf` (row `r` is the `lens[r]`-byte message at `r * stride`, padded by [`pad`]),
+/// `buf` (row `r` is the `lens[r]`-byte message at `r * stride`, padded by `pad`),
 /// passed to `each` with the row's number, in row order. Rows are handed on as soon
 /// as their group of sixteen is hashed, so what `each` stores to memory drains while
 /// the next group is computed.

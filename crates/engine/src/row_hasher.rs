@@ -13,7 +13,7 @@ use crate::row_hash::RowHash;
 use crate::row_slots::RowSlots;
 
 /// One hashed row of a batch.
-pub struct HashedRow<'a> {
+pub(crate) struct HashedRow<'a> {
     /// Row number in the batch.
     pub row: usize,
     /// Canonical bytes of the key columns, in key order.
@@ -33,7 +33,7 @@ thread_local! {
 }
 
 /// Reusable buffers for hashing batches.
-pub struct RowHasher {
+pub(crate) struct RowHasher {
     keys: RowSlots,
     values: RowSlots,
     /// Per row, where the key column being encoded starts.
@@ -58,7 +58,7 @@ impl RowHasher {
     /// and from task to task: a hasher per row-group task zeroed and faulted in
     /// fresh slots each time (about 1% of the CPU on the bench data, when they took
     /// a megabyte).
-    pub fn with_thread_local<R>(f: impl FnOnce(&mut RowHasher) -> R) -> R {
+    pub(crate) fn with_thread_local<R>(f: impl FnOnce(&mut RowHasher) -> R) -> R {
         THREAD_HASHER.with_borrow_mut(|hasher| {
             let out = f(hasher);
             if hasher.bytes_held() > KEPT_BYTES {

@@ -63,7 +63,7 @@ impl RowSlots {
     /// slots holds: whole groups of the rows SHA-256 hashes together
     /// ([`row_hash::ROWS_TOGETHER`]), so that only a batch's last chunk has rows
     /// hashed one by one.
-    pub fn rows_per_chunk(&self, bound: usize) -> usize {
+    pub(crate) fn rows_per_chunk(&self, bound: usize) -> usize {
         let rows = CHUNK_BYTES / self.stride_for(bound);
         match rows >= row_hash::ROWS_TOGETHER {
             true => rows - rows % row_hash::ROWS_TOGETHER,
@@ -95,13 +95,13 @@ impl RowSlots {
     }
 
     /// The bytes of memory the slots hold.
-    pub fn bytes_held(&self) -> usize {
+    pub(crate) fn bytes_held(&self) -> usize {
         self.buf.capacity() + self.lens.capacity() * size_of::<usize>()
     }
 
     /// The bytes written so far to each row.
     #[inline]
-    pub fn lens(&self) -> &[usize] {
+    pub(crate) fn lens(&self) -> &[usize] {
         &self.lens
     }
 
@@ -113,7 +113,7 @@ impl RowSlots {
     }
 
     /// A writer per row, with the row numbers `first..` of the batch they stand for.
-    pub fn outs(&mut self, first: usize) -> impl Iterator<Item = (usize, SlotOut<'_>)> {
+    pub(crate) fn outs(&mut self, first: usize) -> impl Iterator<Item = (usize, SlotOut<'_>)> {
         self.buf
             .chunks_exact_mut(self.stride)
             .zip(self.lens.iter_mut())
@@ -123,7 +123,7 @@ impl RowSlots {
     }
 
     /// Append SHA-256's padding to every row, after all rows are written and before
-    /// any is hashed (see [`row_hash::sha256_padded`]); a row then spans whole
+    /// any is hashed (see `row_hash::sha256_padded`); a row then spans whole
     /// blocks.
     pub fn pad_sha256(&mut self) {
         assert_eq!(self.usage, Use::Sha256, "padding key slots");
@@ -141,7 +141,7 @@ impl RowSlots {
 }
 
 /// Writes one row's slot: bounds-checked stores into room [`RowSlots::reset`] made.
-pub struct SlotOut<'a> {
+pub(crate) struct SlotOut<'a> {
     slot: &'a mut [u8],
     len: &'a mut usize,
 }

@@ -218,7 +218,7 @@ pub async fn prepare_pair(pair: &PairConfig, opts: &RunOptions) -> Result<Prepar
 /// one item's key join never holds up the others), the largest first. An item whose
 /// task fails (a panic) becomes a failed partial: reported, never dropped. Partials
 /// come back in the order they finish.
-pub async fn run_items(
+pub(crate) async fn run_items(
     runner: &ItemRunner,
     items: &[WorkItem],
     item_concurrency: usize,

@@ -26,7 +26,7 @@ use crate::storage::ObjectStore;
 use crate::table::TableFile;
 
 /// Rows per decoded batch.
-pub const BATCH_SIZE: usize = 8192;
+pub(crate) const BATCH_SIZE: usize = 8192;
 
 /// Rows per batch for hashing a row group of `rows` rows: [`BATCH_SIZE`], or the
 /// whole row group when it has at most half as many again, rather than a batch and a
@@ -79,7 +79,7 @@ fn corrupt(file: &str, e: parquet::errors::ParquetError) -> ReconError {
 }
 
 /// An opened Parquet file: its footer, decoded once and shared by its row-group tasks.
-pub struct OpenedFile {
+pub(crate) struct OpenedFile {
     /// The file.
     pub file: TableFile,
     /// Its Arrow metadata (INTERVAL columns read as raw bytes: [`parquet_forms`]).
@@ -156,7 +156,7 @@ fn for_hashing(meta: &ArrowReaderMetadata) -> ArrowReaderMetadata {
 }
 
 /// Open a file and read its footer.
-pub async fn open_file(store: &dyn ObjectStore, file: &TableFile) -> Result<OpenedFile> {
+pub(crate) async fn open_file(store: &dyn ObjectStore, file: &TableFile) -> Result<OpenedFile> {
     let mut reader = store.open(&file.file).await?;
     let meta = ArrowReaderMetadata::load_async(&mut reader, ArrowReaderOptions::new())
         .await
@@ -170,17 +170,6 @@ pub async fn open_file(store: &dyn ObjectStore, file: &TableFile) -> Result<Open
         schema,
         forms,
     })
-}
-
-/// The Arrow schema of a file, with the file's partition columns added as text.
-pub fn file_schema(opened: &OpenedFile) -> Schema {
-    let cols: Vec<String> = opened
-        .file
-        .partition
-        .iter()
-        .map(|(k, _)| k.clone())
-        .collect();
-    crate::plan::with_partition_columns(&opened.schema, &cols)
 }
 
 /// Where a plan column's values come from in one file.
@@ -263,7 +252,7 @@ pub fn prepare(array: &ArrayRef, mode: CompareMode, column: &str) -> Result<Arra
 }
 
 /// Arrays of one batch, prepared for encoding, in plan-column order.
-pub struct PreparedBatch {
+pub(crate) struct PreparedBatch {
     arrays: Vec<Option<ArrayRef>>,
     constants: Vec<Option<Option<String>>>,
     /// The raw (unprepared) arrays, for display.
@@ -351,7 +340,7 @@ impl PreparedBatch {
 }
 
 /// Read one value of a float64 array, or of a one-element constant array.
-pub fn float_at(a: &Option<ArrayRef>, row: usize) -> Option<f64> {
+pub(crate) fn float_at(a: &Option<ArrayRef>, row: usize) -> Option<f64> {
     let a = a.as_ref()?;
     let a = a.as_primitive::<Float64Type>();
     let row = if a.len() == 1 { 0 } else { row };
@@ -359,7 +348,7 @@ pub fn float_at(a: &Option<ArrayRef>, row: usize) -> Option<f64> {
 }
 
 /// Everything a row-group task needs, shared by `Arc`.
-pub struct SideTask {
+pub(crate) struct SideTask {
     /// The store the files are in.
     pub store: Arc<dyn ObjectStore>,
     /// The plan.
@@ -376,11 +365,11 @@ pub struct SideTask {
 
 /// Decoded batches of a file kept in memory, each with the file row number of its
 /// first row, in file order.
-pub type Retained = Vec<(u64, RecordBatch)>;
+pub(crate) type Retained = Vec<(u64, RecordBatch)>;
 
 /// Hash one row group of one file into the index; returns its decoded batches when
 /// the task retains them (empty otherwise).
-pub async fn hash_row_group(
+pub(crate) async fn hash_row_group(
     task: &SideTask,
     file_no: u32,
     opened: &OpenedFile,
@@ -433,7 +422,6 @@ pub async fn hash_row_group(
                         None => nulls.push(NullKeyRow {
                             side: task.side,
                             key: h.key.to_vec(),
-                            loc,
                         }),
                     }
                 })
@@ -455,7 +443,7 @@ pub async fn hash_row_group(
 /// the canonical bytes (of the prepared value) and the float value (tolerance
 /// columns); the display text (of the raw value) is made on demand
 /// ([`RowValues::display`]), as only the columns that differ are shown.
-pub struct RowValues {
+pub(crate) struct RowValues {
     /// Canonical bytes per plan column.
     pub canonical: Vec<Vec<u8>>,
     /// Float values per plan column (only meaningful for tolerance columns).
@@ -490,7 +478,7 @@ impl RowValues {
 }
 
 /// Read the given rows (sorted, unique) of a file with all plan columns.
-pub async fn read_rows(
+pub(crate) async fn read_rows(
     store: &dyn ObjectStore,
     plan: &ComparePlan,
     side: Side,
@@ -560,7 +548,7 @@ pub async fn read_rows(
 
 /// Values of the given rows of batches kept by [`hash_row_group`]: `batches` are one
 /// file's, `rows` sorted and unique.
-pub fn retained_rows(
+pub(crate) fn retained_rows(
     plan: &ComparePlan,
     side: Side,
     opened: &OpenedFile,
@@ -641,7 +629,7 @@ fn batch_rows(
 }
 
 /// Open many files concurrently.
-pub async fn open_files(
+pub(crate) async fn open_files(
     store: &Arc<dyn ObjectStore>,
     files: &[TableFile],
     concurrency: usize,

@@ -19,7 +19,7 @@ use crate::error::{ReconError, Result};
 
 /// Builds the union schema of one side, one file at a time (in file order, so the
 /// first file's column order and types lead).
-pub struct SideSchema {
+pub(crate) struct SideSchema {
     location: String,
     columns: Vec<Column>,
     /// Lower-cased name to column index.

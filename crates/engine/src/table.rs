@@ -11,15 +11,10 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-
 use crate::error::{ReconError, Result};
+pub use crate::model::{ItemRef, PartitionValues, Presence, TableFile, WorkItem};
 use crate::partition_filter::Filter;
-use crate::storage::{FileRef, ObjectStore, Storage};
-
-/// Partition values of one file: `(column, value)` in folder order, column names
-/// lower-case, NULL for Hive's default partition.
-pub type PartitionValues = Vec<(String, Option<String>)>;
+use crate::storage::{ObjectStore, Storage};
 
 /// Where a table lives.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,17 +84,6 @@ pub fn s3_normalized(location: String) -> String {
     s3_form(&location).unwrap_or(location)
 }
 
-/// One Parquet file of a table with its partition values.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TableFile {
-    /// The file.
-    #[serde(flatten)]
-    pub file: FileRef,
-    /// Its partition values.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub partition: PartitionValues,
-}
-
 /// A table resolved to its files.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TableListing {
@@ -129,7 +113,7 @@ fn is_data_file(name: &str) -> bool {
 }
 
 /// Percent-decode a Hive partition value.
-pub fn url_decode(s: &str) -> String {
+pub(crate) fn url_decode(s: &str) -> String {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -273,7 +257,7 @@ pub async fn list_table(
 }
 
 /// List a local or S3 table through `storage`.
-pub async fn list_location(
+pub(crate) async fn list_location(
     storage: &Storage,
     location: &str,
     filter: Option<&Filter>,
@@ -281,73 +265,9 @@ pub async fn list_location(
     list_table(storage.for_uri(location)?.as_ref(), location, filter).await
 }
 
-/// Which sides a partition is on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Presence {
-    /// On both sides.
-    Both,
-    /// Only in the source: every key is missing in the target.
-    SourceOnly,
-    /// Only in the target: every key is extra.
-    TargetOnly,
-}
-
-impl std::fmt::Display for Presence {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Presence::Both => "both",
-            Presence::SourceOnly => "source only",
-            Presence::TargetOnly => "target only",
-        })
-    }
-}
-
-/// What names a work item without its files: the manifest's element, and all a
-/// merge needs to report an item whose partial is missing.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ItemRef {
-    /// Stable id of the item within its pair.
-    pub item_id: String,
-    /// The pair name.
-    pub pair: String,
-    /// Human label of the partition.
-    pub partition: String,
-    /// Which sides have it.
-    pub presence: Presence,
-}
-
-impl From<&WorkItem> for ItemRef {
-    fn from(item: &WorkItem) -> Self {
-        ItemRef {
-            item_id: item.item_id.clone(),
-            pair: item.pair.clone(),
-            partition: item.partition.clone(),
-            presence: item.presence,
-        }
-    }
-}
-
-/// One unit of work: the files of one partition on each side.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct WorkItem {
-    /// Stable id of the item within its pair (a hash of the partition label).
-    pub item_id: String,
-    /// The pair name.
-    pub pair: String,
-    /// Human label of the partition: `dt=2024-01-01/region=eu`, or `*` for all.
-    pub partition: String,
-    /// Which sides have it.
-    pub presence: Presence,
-    /// Source files.
-    pub source: Vec<TableFile>,
-    /// Target files.
-    pub target: Vec<TableFile>,
-}
-
 /// The label of a partition (`dt=2024-01-01/region=eu`, `*` for an unpartitioned
 /// table), as work items and on-demand requests name it.
-pub fn partition_label(values: &PartitionValues) -> String {
+pub(crate) fn partition_label(values: &PartitionValues) -> String {
     if values.is_empty() {
         return "*".into();
     }
@@ -429,6 +349,7 @@ pub fn is_aws_location<'a>(locations: impl IntoIterator<Item = &'a str>) -> bool
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::FileRef;
 
     #[test]
     fn hive_paths_are_decoded_and_hidden_files_skipped() {

@@ -7,7 +7,7 @@ use crate::report::{Report, RunMeta, build_report};
 use crate::table::Presence;
 
 /// Pair `p` keyed by `id`, and the meta of run `run_id`.
-pub fn pair_and_meta(run_id: &str) -> (crate::config::PairConfig, RunMeta) {
+pub(crate) fn pair_and_meta(run_id: &str) -> (crate::config::PairConfig, RunMeta) {
     let pair = Config::parse(
         "[[pair]]\nname='p'\nsource='s'\ntarget='t'\nkey=['id']\n",
         "t",

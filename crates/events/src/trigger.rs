@@ -27,22 +27,22 @@ pub fn rfc3339(at: DateTime<Utc>) -> String {
 }
 
 /// The `detail-type` of an EventBridge schedule's events.
-pub const SCHEDULED_EVENT: &str = "Scheduled Event";
+pub(crate) const SCHEDULED_EVENT: &str = "Scheduled Event";
 /// The `source` of an EventBridge schedule's events.
-pub const SCHEDULED_SOURCE: &str = "aws.events";
+pub(crate) const SCHEDULED_SOURCE: &str = "aws.events";
 /// The environment variable naming the Glue jobs the sweep looks at (comma-separated;
 /// the template sets it from `GlueJobNames`, the jobs of the event rule).
 pub const SWEEP_GLUE_JOBS: &str = "SWEEP_GLUE_JOBS";
 /// The environment variable of the sweep's lookback window, in hours.
 pub const SWEEP_LOOKBACK_HOURS: &str = "SWEEP_LOOKBACK_HOURS";
 /// The lookback window when [`SWEEP_LOOKBACK_HOURS`] is not set.
-pub const DEFAULT_LOOKBACK_HOURS: u32 = 24;
+pub(crate) const DEFAULT_LOOKBACK_HOURS: u32 = 24;
 /// The longest lookback window: Glue keeps job runs for 90 days, and Step Functions
 /// refuses a reused execution name for 90 days after the execution closed (beyond
 /// that, a sweep could reconcile an old run a second time).
-pub const MAX_LOOKBACK_HOURS: u32 = 90 * 24;
+pub(crate) const MAX_LOOKBACK_HOURS: u32 = 90 * 24;
 /// Job runs per GetJobRuns page.
-pub const JOB_RUNS_PER_PAGE: i32 = 50;
+pub(crate) const JOB_RUNS_PER_PAGE: i32 = 50;
 /// Jobs swept at once.
 const JOBS_IN_FLIGHT: usize = 4;
 
@@ -110,7 +110,7 @@ pub struct SweepSettings {
 
 impl SweepSettings {
     /// Settings from the values of [`SWEEP_GLUE_JOBS`] and [`SWEEP_LOOKBACK_HOURS`]
-    /// (unset or empty: no jobs, [`DEFAULT_LOOKBACK_HOURS`]).
+    /// (unset or empty: no jobs, `DEFAULT_LOOKBACK_HOURS`).
     pub fn from_values(jobs: Option<&str>, lookback_hours: Option<&str>) -> Result<SweepSettings> {
         let mut names: Vec<String> = Vec::new();
         for job in jobs.unwrap_or_default().split(',').map(str::trim) {
@@ -148,7 +148,7 @@ impl SweepSettings {
 
 /// An EventBridge schedule's event; only the fields the sweep reads.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ScheduledEvent {
+pub(crate) struct ScheduledEvent {
     /// The event id (unique per scheduled event).
     pub id: String,
     /// The scheduled time: the window ends here.
@@ -172,7 +172,7 @@ struct RawScheduledEvent {
 
 /// The trigger's input.
 #[derive(Debug, Clone, PartialEq)]
-pub enum TriggerEvent {
+pub(crate) enum TriggerEvent {
     /// A Glue job run changed state; `input` is the event as delivered (the
     /// execution input).
     GlueJob {
@@ -305,7 +305,7 @@ pub enum TriggerResult {
 /// (later pages hold runs that started earlier) or a run that started before the
 /// window (later pages started earlier still).
 #[derive(Debug)]
-pub struct LatestSuccess {
+pub(crate) struct LatestSuccess {
     since: DateTime<Utc>,
     best: Option<JobRunInfo>,
     reached_window_start: bool,
@@ -322,7 +322,7 @@ impl LatestSuccess {
     }
 
     /// Take one page; true when the next page (if any) must be read.
-    pub fn add_page(&mut self, runs: Vec<JobRunInfo>) -> bool {
+    pub(crate) fn add_page(&mut self, runs: Vec<JobRunInfo>) -> bool {
         for run in runs {
             if run.started_on.is_some_and(|s| s < self.since) {
                 self.reached_window_start = true;
@@ -351,7 +351,11 @@ impl LatestSuccess {
 
 /// The Glue Job State Change EventBridge would have delivered for a successful run,
 /// found by the sweep of the scheduled event `at` (its id, account and region).
-pub fn synthesized_event(job: &str, run: &JobRunInfo, at: &ScheduledEvent) -> serde_json::Value {
+pub(crate) fn synthesized_event(
+    job: &str,
+    run: &JobRunInfo,
+    at: &ScheduledEvent,
+) -> serde_json::Value {
     let time = run.completed_on.unwrap_or(at.time);
     serde_json::json!({
         "version": "0",
@@ -397,7 +401,11 @@ impl Trigger {
 
     /// Start the execution of a successful run; a run that did not succeed starts
     /// nothing, and an execution that exists is success (a re-delivered event).
-    pub async fn on_glue_event(&self, event: &GlueJobEvent, input: &str) -> Result<TriggerOutput> {
+    pub(crate) async fn on_glue_event(
+        &self,
+        event: &GlueJobEvent,
+        input: &str,
+    ) -> Result<TriggerOutput> {
         let d = &event.detail;
         let name = execution_name(&d.job_run_id);
         if d.state != "SUCCEEDED" {
@@ -431,7 +439,7 @@ impl Trigger {
     /// The catch-up sweep of the schedule's event `at`: every job, each on its own
     /// (a job that fails does not stop the others); when any failed, the error names
     /// each failed job, after the others were started.
-    pub async fn run_sweep(&self, at: &ScheduledEvent) -> Result<SweepOutput> {
+    pub(crate) async fn run_sweep(&self, at: &ScheduledEvent) -> Result<SweepOutput> {
         let since = at.time - chrono::Duration::hours(i64::from(self.sweep.lookback_hours));
         let results: Vec<(String, Result<SweepOutcome>)> = futures::stream::iter(&self.sweep.jobs)
             .map(|job| async move { (job.clone(), self.sweep_job(job, since, at).await) })

@@ -14,10 +14,10 @@ use recon_engine::report::{NotRun, Report, Status};
 use recon_events::bounded::{ALERT_MESSAGE_MAX, prefix, shortened};
 
 /// The longest subject sent: SNS takes subjects under 100 characters.
-pub const SUBJECT_MAX: usize = 99;
+pub(crate) const SUBJECT_MAX: usize = 99;
 /// Pairs named in the `pair` attribute; a run over more names the first ones (the
 /// message and the reports name them all).
-pub const ATTRIBUTE_PAIRS_MAX: usize = 100;
+pub(crate) const ATTRIBUTE_PAIRS_MAX: usize = 100;
 /// Sample keys shown per finding kind.
 const SAMPLE_KEYS: usize = 3;
 /// Columns shown in "columns that differ most".
@@ -37,14 +37,14 @@ pub struct AlertAttributes {
     pub status: String,
     /// The pairs of the run as JSON array text (`["orders","customers"]`), the value
     /// of an SNS `String.Array` attribute, so a filter policy on one pair matches a
-    /// run over several; at most [`ATTRIBUTE_PAIRS_MAX`] names.
+    /// run over several; at most `ATTRIBUTE_PAIRS_MAX` names.
     pub pair: String,
 }
 
 /// An alert ready to publish.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Alert {
-    /// At most [`SUBJECT_MAX`] printable ASCII characters, no line breaks.
+    /// At most `SUBJECT_MAX` printable ASCII characters, no line breaks.
     pub subject: String,
     /// Plain text for a person: verdict first, then counts, columns, samples and
     /// where the reports are; at most [`ALERT_MESSAGE_MAX`] bytes (the first
@@ -56,7 +56,7 @@ pub struct Alert {
 }
 
 /// A report and where it was written.
-pub type WrittenReport<'a> = (&'a Report, &'a ReportLocation);
+pub(crate) type WrittenReport<'a> = (&'a Report, &'a ReportLocation);
 
 /// The `pair` attribute's value: the names as a JSON array of strings.
 fn pair_attribute<S: AsRef<str>>(names: &[S]) -> String {
@@ -221,7 +221,7 @@ fn bounded_message(message: String) -> String {
 
 impl Alert {
     /// Add the link to the dashboard (`dashboard/index.html`) at the end of the message.
-    pub fn with_dashboard(mut self, uri: &str) -> Alert {
+    pub(crate) fn with_dashboard(mut self, uri: &str) -> Alert {
         let line = format!("dashboard: {uri}");
         let _ = writeln!(self.message, "{}", shortened(&line, MESSAGE_TAIL_ROOM / 2));
         self
@@ -307,7 +307,7 @@ impl Alert {
     }
 
     /// The alert of one run over one or more pairs (the worst verdict leads).
-    pub fn for_reports(reports: &[WrittenReport<'_>]) -> Alert {
+    pub(crate) fn for_reports(reports: &[WrittenReport<'_>]) -> Alert {
         let worst = reports
             .iter()
             .map(|(r, _)| r.status)

@@ -60,7 +60,7 @@ impl DashboardData {
     }
 
     /// The big counter: open findings across every pair.
-    pub fn open_total(&self) -> u64 {
+    pub(crate) fn open_total(&self) -> u64 {
         self.open().iter().map(|o| o.open).sum()
     }
 }
@@ -89,7 +89,7 @@ pub async fn load(
 
 /// A link from the folder `from_dir` to `to`, relative when both are on the same
 /// file system or S3 bucket, else `to` itself.
-pub fn relative_link(from_dir: &str, to: &str) -> String {
+pub(crate) fn relative_link(from_dir: &str, to: &str) -> String {
     let strip = |s: &str| s.strip_prefix("file://").unwrap_or(s).to_string();
     let (a, b) = (strip(from_dir), strip(to));
     let same_kind = a.starts_with("s3://") == b.starts_with("s3://")
@@ -189,7 +189,7 @@ fn shown(r: &LedgerRun) -> u64 {
 }
 
 /// Render the summary page. `dir` is the dashboard folder (for relative links).
-pub fn render_index(data: &DashboardData, dir: &str) -> String {
+pub(crate) fn render_index(data: &DashboardData, dir: &str) -> String {
     let mut h = String::new();
     head(&mut h, "Reconciliation dashboard", 0);
     let open = data.open();
@@ -327,7 +327,7 @@ fn trend_svg(runs: &[&LedgerRun], dir: &str) -> String {
 }
 
 /// Render the engineer page. `dir` is the dashboard folder (for relative links).
-pub fn render_engineer(data: &DashboardData, dir: &str) -> String {
+pub(crate) fn render_engineer(data: &DashboardData, dir: &str) -> String {
     let mut h = String::new();
     head(&mut h, "Reconciliation: engineer view", 1);
     h.push_str("<h1>Engineer view</h1>");

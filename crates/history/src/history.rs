@@ -1,6 +1,6 @@
-//! A run's place in history: [`load_history`] reads the ledger and resolutions of a
-//! root, [`apply_drift`] compares a report with its pair's trailing baseline
-//! ([`crate::drift`]), [`write_athena_manifest`] puts the symlink manifest beside a
+//! A run's place in history: `load_history` reads the ledger and resolutions of a
+//! root, `apply_drift` compares a report with its pair's trailing baseline
+//! ([`crate::drift`]), `write_athena_manifest` puts the symlink manifest beside a
 //! report's diffs.parquet, and [`offending_keys_query`] says how to query the diffs.
 //! [`crate::run_record`] strings them into the finishing sequence of a run.
 //!
@@ -20,7 +20,7 @@ use recon_engine::storage::Storage;
 
 /// A run's history: the ledger as read when the run started.
 #[derive(Debug, Clone, Default)]
-pub struct History {
+pub(crate) struct History {
     /// The ledger read; the run record brings it up to date for the dashboard.
     pub ledger: LedgerRead,
 }
@@ -39,7 +39,7 @@ impl History {
 
 /// Read the history under `root`: the resolutions, then the ledger, whose runs count
 /// the findings that accepted resolutions made the new normal.
-pub async fn load_history(storage: &Storage, root: &str) -> Result<History> {
+pub(crate) async fn load_history(storage: &Storage, root: &str) -> Result<History> {
     let (resolutions, problems) = read_resolutions(storage, root).await?;
     for p in problems {
         tracing::warn!(object = %p.uri, error = %p.error, "resolution skipped");
@@ -50,7 +50,7 @@ pub async fn load_history(storage: &Storage, root: &str) -> Result<History> {
 
 /// Compare a report with its pair's baseline in `history` (settings from the pair's
 /// config, else `[defaults]`) and record the check in the report.
-pub fn apply_drift(config: &Config, history: &[LedgerRun], report: &mut Report) {
+pub(crate) fn apply_drift(config: &Config, history: &[LedgerRun], report: &mut Report) {
     let (n, band) = match config.pairs.iter().find(|p| p.name == report.pair) {
         Some(p) => p.drift_settings(&config.defaults),
         None => defaults_settings(&config.defaults),
@@ -68,12 +68,12 @@ fn defaults_settings(d: &Defaults) -> (usize, recon_engine::config::Limit) {
 }
 
 /// The symlink manifest of a report folder.
-pub fn athena_manifest_uri(loc: &ReportLocation) -> String {
+pub(crate) fn athena_manifest_uri(loc: &ReportLocation) -> String {
     Storage::join(&loc.dir, &format!("{ATHENA_DIR}/diffs.txt"))
 }
 
 /// Write the symlink manifest beside a report's diffs.parquet ([`athena_manifest_uri`]).
-pub async fn write_athena_manifest(storage: &Storage, loc: &ReportLocation) -> Result<()> {
+pub(crate) async fn write_athena_manifest(storage: &Storage, loc: &ReportLocation) -> Result<()> {
     let uri = athena_manifest_uri(loc);
     storage
         .for_uri(&uri)?
@@ -83,7 +83,7 @@ pub async fn write_athena_manifest(storage: &Storage, loc: &ReportLocation) -> R
 
 /// The Glue database of the ledger when none is configured (`LedgerDatabaseName`
 /// of the template).
-pub const DEFAULT_ATHENA_DATABASE: &str = "glue_recon";
+pub(crate) const DEFAULT_ATHENA_DATABASE: &str = "glue_recon";
 
 /// The query of a run's offending keys suited to where its report is, and the engine
 /// that runs it: Athena statements for a report on S3 (`athena_diff_query`), a

@@ -40,7 +40,7 @@ use recon_engine::storage::Storage;
 
 /// Version of the ledger's Parquet schema, stored in every object's key-value
 /// metadata under [`VERSION_KEY`] and in the `ledger_version` column.
-pub const LEDGER_SCHEMA_VERSION: i32 = 1;
+pub(crate) const LEDGER_SCHEMA_VERSION: i32 = 1;
 
 /// The Parquet key-value metadata entry holding the ledger schema version.
 pub const VERSION_KEY: &str = "glue_recon.ledger_version";
@@ -358,7 +358,7 @@ pub fn decode(data: Bytes, file: &str) -> Result<Vec<LedgerRow>> {
 }
 
 /// The URI of a run's ledger object under `root`.
-pub fn object_uri(root: &str, run_date: &str, run_id: &str) -> String {
+pub(crate) fn object_uri(root: &str, run_date: &str, run_id: &str) -> String {
     Storage::join(
         root,
         &format!("{LEDGER_DIR}/run_date={run_date}/{run_id}.parquet"),
@@ -425,7 +425,7 @@ pub async fn write_run_rows(
 /// The ledger row of a pair that could not run: status `ERROR`, one failed
 /// "partition" (so the pair's open findings are never 0), no rows read.
 /// `record_uri` is the error record written in the report's place.
-pub fn not_run_row(
+pub(crate) fn not_run_row(
     meta: &recon_engine::report::RunMeta,
     pair: &str,
     record_uri: &str,

@@ -6,7 +6,7 @@
 //! resolution names a pair, a run and optionally partitions; it covers the
 //! findings of those ledger rows. Nothing is ever rewritten: a new key per record.
 //!
-//! Open mismatches ([`open_findings`]) are the findings of the latest run of each
+//! Open mismatches (`open_findings`) are the findings of the latest run of each
 //! pair that no resolution covers; a partition that could not be reconciled counts
 //! as one open finding, so an incomplete run is never "clean".
 
@@ -19,7 +19,7 @@ use recon_engine::layout::RESOLUTIONS_DIR;
 use recon_engine::storage::Storage;
 
 /// Version of the resolution record.
-pub const RESOLUTION_SCHEMA_VERSION: u32 = 1;
+pub(crate) const RESOLUTION_SCHEMA_VERSION: u32 = 1;
 
 /// One resolution record.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -267,7 +267,11 @@ pub async fn prepare(
 
 /// Write a resolution as a new object (its key is unique to the record: time and a
 /// hash of its content) and return the URI. Existing objects are never touched.
-pub async fn write_resolution(storage: &Storage, root: &str, r: &Resolution) -> Result<String> {
+pub(crate) async fn write_resolution(
+    storage: &Storage,
+    root: &str,
+    r: &Resolution,
+) -> Result<String> {
     use sha2::{Digest, Sha256};
     let json = serde_json::to_string(r).map_err(|e| ReconError::Write {
         target: RESOLUTIONS_DIR.into(),
@@ -338,7 +342,7 @@ pub struct OpenPair {
 }
 
 /// Open findings of the latest run of every pair, not covered by a resolution.
-pub fn open_findings(runs: &[LedgerRun], resolutions: &[Resolution]) -> Vec<OpenPair> {
+pub(crate) fn open_findings(runs: &[LedgerRun], resolutions: &[Resolution]) -> Vec<OpenPair> {
     let mut latest: std::collections::BTreeMap<&str, &LedgerRun> = Default::default();
     for r in runs {
         latest.insert(r.pair.as_str(), r); // runs are oldest first

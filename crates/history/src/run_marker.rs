@@ -81,7 +81,7 @@ impl UnfinishedRun {
 
 /// The runs under `root` whose markers are still there, against the ledger's `runs`;
 /// markers that cannot be read are returned as problems.
-pub async fn unfinished_runs(
+pub(crate) async fn unfinished_runs(
     storage: &Storage,
     root: &str,
     runs: &[LedgerRun],

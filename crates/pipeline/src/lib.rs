@@ -46,16 +46,16 @@ use recon_history::alert::Alert;
 use recon_history::run_record::{LedgerWrites, RunRecord};
 
 /// Version of the plan document.
-pub const PLAN_SCHEMA_VERSION: u32 = 1;
+pub(crate) const PLAN_SCHEMA_VERSION: u32 = 1;
 /// Item objects a lookup writes at once.
 const ITEM_PUTS_IN_FLIGHT: usize = 32;
 /// Partials a merge reads at once.
 const PARTIAL_GETS_IN_FLIGHT: usize = 16;
 /// Pair names a lookup output lists (all of them are in the run's plans).
-pub const PAIRS_LISTED: usize = 100;
+pub(crate) const PAIRS_LISTED: usize = 100;
 /// Pair outcomes a merge output lists, the worst first (all are in the ledger and
 /// on the dashboard).
-pub const REPORTS_LISTED: usize = 20;
+pub(crate) const REPORTS_LISTED: usize = 20;
 
 /// The lookup result: a pointer to the manifest, small enough for any state.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -69,7 +69,7 @@ pub struct LookupOutput {
     pub manifest_key: String,
     /// Manifest items; 0 = nothing to do.
     pub item_count: usize,
-    /// The first [`PAIRS_LISTED`] pairs of the run (every pair has its plan at
+    /// The first `PAIRS_LISTED` pairs of the run (every pair has its plan at
     /// `runs/<run_id>/plans/<pair>.json`).
     pub pairs: Vec<String>,
     /// How many pairs the run has.
@@ -81,7 +81,7 @@ pub struct LookupOutput {
 /// A pair's compare plan and config as of the lookup, read by hash and merge so the
 /// whole run uses one snapshot of the config.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PairPlan {
+pub(crate) struct PairPlan {
     /// [`PLAN_SCHEMA_VERSION`].
     pub schema_version: u32,
     /// The run id.
@@ -161,7 +161,7 @@ pub struct MergeOutput {
     pub html_uri: String,
     /// The alert (always present; the state machine publishes it when not PASS).
     pub alert: Alert,
-    /// The first [`REPORTS_LISTED`] pairs, the worst first.
+    /// The first `REPORTS_LISTED` pairs, the worst first.
     pub reports: Vec<PairOutcome>,
     /// How many pairs the run reported.
     pub report_count: usize,
@@ -264,12 +264,12 @@ pub fn manifest_key(run_id: &str) -> String {
 }
 
 /// `runs/<run_id>/items/<item_id>.json`.
-pub fn item_key(run_id: &str, item_id: &str) -> String {
+pub(crate) fn item_key(run_id: &str, item_id: &str) -> String {
     format!("runs/{run_id}/items/{item_id}.json")
 }
 
 /// `runs/<run_id>/plans/<pair>.json`.
-pub fn plan_key(run_id: &str, pair: &str) -> String {
+pub(crate) fn plan_key(run_id: &str, pair: &str) -> String {
     format!("runs/{run_id}/plans/{pair}.json")
 }
 

@@ -21,7 +21,7 @@ use recon_pipeline::Pipeline;
 /// The s3:// URI of recon.toml (lookup).
 pub const RECON_CONFIG_URI: &str = "RECON_CONFIG_URI";
 /// The work and report bucket (lookup, hash, merge).
-pub const RECON_BUCKET: &str = "RECON_BUCKET";
+pub(crate) const RECON_BUCKET: &str = "RECON_BUCKET";
 /// The state machine the trigger starts.
 pub const STATE_MACHINE_ARN: &str = "STATE_MACHINE_ARN";
 /// The Glue jobs the trigger's sweep looks at (comma-separated).
@@ -29,7 +29,7 @@ pub use recon_events::trigger::SWEEP_GLUE_JOBS;
 /// The trigger's sweep window in hours.
 pub use recon_events::trigger::SWEEP_LOOKBACK_HOURS;
 /// Log filter (`info`, `recon_engine=debug`, ...).
-pub const RUST_LOG: &str = "RUST_LOG";
+pub(crate) const RUST_LOG: &str = "RUST_LOG";
 
 /// A failed invocation as Lambda reports it: `errorType` and `errorMessage`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -118,7 +118,7 @@ pub async fn aws_config(function: &str) -> aws_config::SdkConfig {
 /// The pipeline over `RECON_BUCKET`, with S3 storage and the Glue catalog; AWS calls
 /// carry `function` in their user agent.
 #[cfg(feature = "pipeline")]
-pub async fn pipeline_from_env(function: &str) -> Result<Pipeline, FunctionError> {
+pub(crate) async fn pipeline_from_env(function: &str) -> Result<Pipeline, FunctionError> {
     let bucket = required_env(RECON_BUCKET)?;
     let conf = aws_config(function).await;
     Ok(Pipeline::new(

@@ -15,7 +15,7 @@
 //! byte, so a typical row fits two SHA-256 blocks and a value is one store.
 
 use arrow::array::{
-    Array, ArrayRef, AsArray, FixedSizeBinaryArray, GenericByteArray, GenericByteViewArray,
+    Array, AsArray, FixedSizeBinaryArray, GenericByteArray, GenericByteViewArray,
     MAX_INLINE_VIEW_LEN, StructArray,
 };
 use arrow::buffer::{BooleanBuffer, NullBuffer};
@@ -40,20 +40,20 @@ pub const HASH_ENCODING_VERSION: u32 = 3;
 /// bytes of the number that follows, for kinds followed by one).
 mod tag {
     pub const NULL: u8 = 0x00;
-    pub const BOOL: u8 = 0x01;
-    pub const EXACT: u8 = 0x02;
-    pub const EXACT_WIDE: u8 = 0x03;
-    pub const FLOAT: u8 = 0x04;
-    pub const STRING: u8 = 0x05;
-    pub const BINARY: u8 = 0x06;
-    pub const DATE: u8 = 0x07;
-    pub const TIMESTAMP: u8 = 0x08;
+    pub(crate) const BOOL: u8 = 0x01;
+    pub(crate) const EXACT: u8 = 0x02;
+    pub(crate) const EXACT_WIDE: u8 = 0x03;
+    pub(crate) const FLOAT: u8 = 0x04;
+    pub(crate) const STRING: u8 = 0x05;
+    pub(crate) const BINARY: u8 = 0x06;
+    pub(crate) const DATE: u8 = 0x07;
+    pub(crate) const TIMESTAMP: u8 = 0x08;
     pub const TIME: u8 = 0x09;
-    pub const DURATION: u8 = 0x0A;
+    pub(crate) const DURATION: u8 = 0x0A;
     pub const INTERVAL: u8 = 0x0B;
     pub const LIST: u8 = 0x0C;
-    pub const STRUCT: u8 = 0x0D;
-    pub const MAP: u8 = 0x0E;
+    pub(crate) const STRUCT: u8 = 0x0D;
+    pub(crate) const MAP: u8 = 0x0E;
 }
 
 /// String rewrites applied before encoding (per-column config options).
@@ -354,7 +354,7 @@ impl<'a> Encoder<'a> {
     }
 
     /// An encoder that writes NULL on every row (a column a file does not have).
-    pub fn all_null() -> Encoder<'static> {
+    pub(crate) fn all_null() -> Encoder<'static> {
         Encoder {
             nulls: None,
             kind: Kind::AllNull,
@@ -363,7 +363,7 @@ impl<'a> Encoder<'a> {
 
     /// Whether some row may encode as NULL: `false` when none can (no NULL in the
     /// array, no NULL dictionary value, no rule that turns text into NULL).
-    pub fn may_be_null(&self) -> bool {
+    pub(crate) fn may_be_null(&self) -> bool {
         self.nulls.is_some_and(|n| n.null_count() > 0)
             || match &self.kind {
                 Kind::AllNull => true,
@@ -741,7 +741,7 @@ fn interval(out: &mut impl Out, months: i32, days: i32, nanos: i64) {
 
 /// Whether encoded bytes are a NULL value.
 #[inline]
-pub fn is_null_encoding(encoded: &[u8]) -> bool {
+pub(crate) fn is_null_encoding(encoded: &[u8]) -> bool {
     encoded == [tag::NULL]
 }
 
@@ -759,7 +759,7 @@ pub fn display(encoded: &[u8]) -> Option<String> {
 
 /// Split a buffer holding several encoded values (e.g. a composite key) into the
 /// encoded bytes of each value.
-pub fn split_values(mut encoded: &[u8]) -> Vec<&[u8]> {
+pub(crate) fn split_values(mut encoded: &[u8]) -> Vec<&[u8]> {
     let mut parts = Vec::new();
     while !encoded.is_empty() {
         let before = encoded;
@@ -911,22 +911,14 @@ fn read_display(cursor: &mut &[u8]) -> String {
     }
 }
 
-/// The canonical bytes of one value of `array` at `row` (helper for tests and
-/// value-level comparisons).
-pub fn encode_value(array: &ArrayRef, row: usize, rules: StringRules) -> Result<Vec<u8>> {
-    let mut out = Vec::new();
-    Encoder::new(array.as_ref(), rules, "value")?.encode(row, &mut out);
-    Ok(out)
-}
-
 /// Whether an Arrow type is a number (for tolerance comparisons and numeric coercion).
-pub fn is_numeric(t: &DataType) -> bool {
+pub(crate) fn is_numeric(t: &DataType) -> bool {
     t.is_numeric() || matches!(t, DataType::Dictionary(_, v) if v.is_numeric())
 }
 
 /// The coarse family of a type: values of different families never compare equal
 /// natively, so a pair whose column types are in different families is coerced.
-pub fn family(t: &DataType) -> &'static str {
+pub(crate) fn family(t: &DataType) -> &'static str {
     match t {
         DataType::Dictionary(_, v) => family(v),
         DataType::Null => "null",
@@ -971,6 +963,14 @@ mod tests {
     use arrow::datatypes::Field;
 
     use super::*;
+    use arrow::array::ArrayRef;
+
+    /// The canonical bytes of one value of `array` at `row`.
+    fn encode_value(array: &ArrayRef, row: usize, rules: StringRules) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        Encoder::new(array.as_ref(), rules, "value")?.encode(row, &mut out);
+        Ok(out)
+    }
 
     /// Each row of `a` encoded alone into a vector, and all rows into row slots.
     fn both_paths(a: &dyn Array) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {

@@ -6,13 +6,13 @@ use crate::out::Out;
 
 /// The fewest bytes that hold `v`: 0 for zero, up to 16.
 #[inline]
-pub fn byte_len(v: u128) -> usize {
+pub(crate) fn byte_len(v: u128) -> usize {
     (135 - v.leading_zeros() as usize) / 8
 }
 
 /// [`byte_len`] of a 64-bit number (0 to 8), without 128-bit arithmetic.
 #[inline]
-pub fn byte_len64(v: u64) -> usize {
+pub(crate) fn byte_len64(v: u64) -> usize {
     (71 - v.leading_zeros() as usize) / 8
 }
 
@@ -25,18 +25,18 @@ pub fn zigzag(v: i64) -> u64 {
 
 /// [`zigzag`] of a 128-bit number.
 #[inline]
-pub fn zigzag128(v: i128) -> u128 {
+pub(crate) fn zigzag128(v: i128) -> u128 {
     ((v << 1) ^ (v >> 127)) as u128
 }
 
 /// The inverse of [`zigzag128`].
 #[inline]
-pub fn unzigzag(u: u128) -> i128 {
+pub(crate) fn unzigzag(u: u128) -> i128 {
     (u >> 1) as i128 ^ -((u & 1) as i128)
 }
 
 /// The most bytes a number after a header takes: the header's high four bits.
-pub const MAX_NUMBER_BYTES: usize = 15;
+pub(crate) const MAX_NUMBER_BYTES: usize = 15;
 
 /// A value's header byte: its kind in the low four bits and, for kinds followed by
 /// a number, how many bytes the number takes in the high four.
@@ -48,14 +48,14 @@ pub fn header(kind: u8, n: usize) -> u8 {
 
 /// `kind`'s header and an unsigned 64-bit number (a length, a count): one store.
 #[inline]
-pub fn tagged_uint(out: &mut impl Out, kind: u8, v: u64) {
+pub(crate) fn tagged_uint(out: &mut impl Out, kind: u8, v: u64) {
     let n = byte_len64(v);
     out.word(header(kind, n) as u128 | (v as u128) << 8, n + 1);
 }
 
 /// `kind`'s header and a signed 64-bit number, zigzag-mapped: one store.
 #[inline]
-pub fn tagged_int(out: &mut impl Out, kind: u8, v: i64) {
+pub(crate) fn tagged_int(out: &mut impl Out, kind: u8, v: i64) {
     tagged_uint(out, kind, zigzag(v));
 }
 
@@ -63,7 +63,7 @@ pub fn tagged_int(out: &mut impl Out, kind: u8, v: i64) {
 /// caller's values do: nanoseconds of 64-bit seconds, milliseconds or microseconds
 /// are below 2^94): one store.
 #[inline]
-pub fn tagged_int128(out: &mut impl Out, kind: u8, v: i128) {
+pub(crate) fn tagged_int128(out: &mut impl Out, kind: u8, v: i128) {
     match i64::try_from(v) {
         Ok(small) => tagged_int(out, kind, small),
         Err(_) => {

@@ -27,18 +27,18 @@ const K: [u32; 64] = [
 ];
 
 /// Messages hashed together.
-pub const LANES: usize = 16;
+pub(crate) const LANES: usize = 16;
 
 /// The hashes of sixteen rows, aligned to a cache line: each pair of rows is
 /// stored in one go, and a store that spans two lines is not forwarded to the loads
 /// that read a row's hash right after (a third of the time of visiting the rows,
 /// before this alignment).
 #[repr(C, align(64))]
-pub struct Hashes(pub [RowHash; LANES]);
+pub(crate) struct Hashes(pub [RowHash; LANES]);
 
 /// Whether [`sha256_16`] runs on this CPU for rows `stride` bytes apart (sixteen
 /// strides must fit the gather's 32-bit offsets). Never with the `portable` feature.
-pub fn usable(stride: usize) -> bool {
+pub(crate) fn usable(stride: usize) -> bool {
     !cfg!(feature = "portable")
         && LANES * stride <= i32::MAX as usize
         && is_x86_feature_detected!("avx512f")
@@ -52,7 +52,7 @@ pub fn usable(stride: usize) -> bool {
 /// # Panics
 /// When it is not [`usable`], or a padded message does not fit its `stride`, or
 /// `buf` holds fewer than sixteen strides.
-pub fn sha256_16(buf: &[u8], stride: usize, lens: &[usize; LANES]) -> Hashes {
+pub(crate) fn sha256_16(buf: &[u8], stride: usize, lens: &[usize; LANES]) -> Hashes {
     assert!(
         usable(stride),
         "sha256_16 needs AVX-512 F and BW and short strides"

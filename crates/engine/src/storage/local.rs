@@ -19,7 +19,7 @@ use crate::error::{ReconError, Result};
 
 /// The local file system.
 #[derive(Debug, Default)]
-pub struct LocalStore;
+pub(crate) struct LocalStore;
 
 /// Strip an optional `file://` scheme.
 pub fn local_path(uri: &str) -> PathBuf {

@@ -1,5 +1,5 @@
 //! Where tables and reports live: the engine talks to [`ObjectStore`], and the local
-//! folder ([`local::LocalStore`]) and S3 implementations sit behind it.
+//! folder (`local::LocalStore`) and S3 implementations sit behind it.
 
 pub mod coalesce;
 pub mod local;
@@ -11,19 +11,9 @@ use futures::future::BoxFuture;
 use parquet::arrow::arrow_reader::ArrowReaderOptions;
 use parquet::arrow::async_reader::AsyncFileReader;
 use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
-use serde::{Deserialize, Serialize};
 
 use crate::error::{ReconError, Result};
-
-/// One object (file) as listed: its URI or path and its size in bytes. The size
-/// from the listing lets the Parquet footer be read with one ranged request.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct FileRef {
-    /// A local path or an `s3://bucket/key` URI.
-    pub uri: String,
-    /// Size in bytes.
-    pub size: u64,
-}
+pub use crate::model::FileRef;
 
 /// The storage port of the engine.
 pub trait ObjectStore: Send + Sync {
