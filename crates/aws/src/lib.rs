@@ -9,9 +9,9 @@
 //!
 //! ```no_run
 //! # async fn demo() {
-//! let conf = glue_recon::aws::load_config("glue-recon").await;
-//! let storage = glue_recon::aws::storage(&conf);
-//! let catalog = glue_recon::aws::glue::GlueCatalog::from_conf(&conf);
+//! let conf = recon_aws::load_config("glue-recon").await;
+//! let storage = recon_aws::storage(&conf);
+//! let catalog = recon_aws::glue::GlueCatalog::from_conf(&conf);
 //! # }
 //! ```
 

@@ -395,22 +395,8 @@ impl Config {
         let mut seen = std::collections::HashSet::new();
         for pair in &self.pairs {
             let at = format!("pair `{}`", pair.name);
-            if pair.name.trim().is_empty() {
-                return Err(invalid("a pair has an empty `name`".into()));
-            }
-            if !pair
-                .name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
-            {
-                return Err(invalid(format!(
-                    "{at}: `name` may only use letters, digits, '_', '-' and '.' (it becomes a path)"
-                )));
-            }
-            if pair.name.chars().all(|c| c == '.') {
-                return Err(invalid(format!(
-                    "{at}: `name` cannot be only dots (it becomes a folder name)"
-                )));
+            if let Err(why) = crate::layout::check_segment(&pair.name) {
+                return Err(invalid(format!("{at}: `name` {why}")));
             }
             let reserved = crate::layout::RESERVED_DIRS;
             if reserved.iter().any(|r| r.eq_ignore_ascii_case(&pair.name)) {

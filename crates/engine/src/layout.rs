@@ -28,6 +28,35 @@ pub const ATHENA_DIR: &str = "athena";
 pub(crate) const RESERVED_DIRS: [&str; 4] =
     [DASHBOARD_DIR, LEDGER_DIR, RESOLUTIONS_DIR, IN_PROGRESS_DIR];
 
+/// The longest name that becomes one segment of a path or object key.
+pub const SEGMENT_MAX: usize = 128;
+
+/// Whether `value` may be one segment of a path or object key, the rule for pair
+/// names, run ids and item ids alike: 1 to [`SEGMENT_MAX`] letters, digits, `-`, `_`
+/// and `.`, not starting with `.` (no `..`, and no name the table listing would skip
+/// as hidden). The error says what is wrong, for a message that names the value.
+pub fn check_segment(value: &str) -> std::result::Result<(), String> {
+    if value.is_empty() {
+        return Err("is empty".into());
+    }
+    if value.len() > SEGMENT_MAX {
+        return Err(format!(
+            "is {} characters long; at most {SEGMENT_MAX} are allowed",
+            value.len()
+        ));
+    }
+    if !value
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    {
+        return Err("may only use letters, digits, '-', '_' and '.' (it becomes a path)".into());
+    }
+    if value.starts_with('.') {
+        return Err("cannot start with '.' (it becomes a folder name)".into());
+    }
+    Ok(())
+}
+
 /// The folder of a pair's run under a report root.
 pub fn report_dir(root: &str, pair: &str, run_id: &str) -> String {
     Storage::join(root, &format!("{pair}/{run_id}"))
@@ -75,5 +104,47 @@ impl Artifacts {
             html: "report.html".into(),
             diff_rows: "diffs.parquet".into(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_segment_rule_for_names_and_ids() {
+        for ok in ["orders", "orders_v2", "a.b-c", "20261205T060000Z-b9363916"] {
+            assert_eq!(check_segment(ok), Ok(()), "{ok}");
+        }
+        let long = "x".repeat(SEGMENT_MAX + 1);
+        for (bad, why) in [
+            ("", "empty"),
+            ("a/b", "letters, digits"),
+            ("é", "letters, digits"),
+            ("..", "start with '.'"),
+            (".hidden", "start with '.'"),
+            (long.as_str(), "at most 128"),
+        ] {
+            let err = check_segment(bad).unwrap_err();
+            assert!(err.contains(why), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_pair_name_follows_the_segment_rule() {
+        let config = |name: &str| {
+            crate::config::Config::parse(
+                &format!("[[pair]]\nname = '{name}'\nsource = 'a'\ntarget = 'b'\nkey = ['id']\n"),
+                "recon.toml",
+            )
+        };
+        assert!(config("orders").is_ok());
+        let err = config(".orders").unwrap_err().to_string();
+        assert!(
+            err.contains("recon.toml") && err.contains("pair `.orders`") && err.contains("'.'"),
+            "{err}"
+        );
+        let err = config("ledger").unwrap_err().to_string();
+        assert!(err.contains("taken by a folder"), "{err}");
     }
 }

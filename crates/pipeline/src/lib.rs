@@ -28,6 +28,7 @@ use recon_engine::catalog::Catalog;
 use recon_engine::config::{Config, Defaults, PairConfig};
 use recon_engine::diffrows::DiffRowsWriter;
 use recon_engine::error::{ReconError, Result};
+use recon_engine::layout::check_segment;
 use recon_engine::partial::{ItemError, PartialDiff, Totals};
 use recon_engine::plan::ComparePlan;
 use recon_engine::reconcile::ItemRunner;
@@ -241,21 +242,11 @@ pub fn job_run_partitions(
     Ok(labels)
 }
 
-/// Run ids and item ids become key segments: keep them to a safe alphabet.
-fn check_segment(what: &str, value: &str) -> Result<()> {
-    let ok = !value.is_empty()
-        && value.len() <= 128
-        && value
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-        && !value.starts_with('.');
-    if ok {
-        Ok(())
-    } else {
-        Err(ReconError::InvalidInput(format!(
-            "{what} `{value}` is not a valid id (letters, digits, '-', '_', '.')"
-        )))
-    }
+/// Run ids and item ids become key segments: the rule of [`check_segment`].
+fn check_id(what: &str, value: &str) -> Result<()> {
+    check_segment(value).map_err(|why| {
+        ReconError::InvalidInput(format!("{what} `{value}` is not a valid id: it {why}"))
+    })
 }
 
 /// `runs/<run_id>/manifest.json`.
@@ -281,8 +272,8 @@ pub fn partial_key(run_id: &str, item_id: &str) -> String {
 /// Parse a hash event as a manifest item.
 pub fn parse_item(event: serde_json::Value) -> Result<ManifestItem> {
     let item: ManifestItem = parse_event(event, "manifest item").map_err(from_event)?;
-    check_segment("run_id", &item.run_id)?;
-    check_segment("item_id", &item.item.item_id)?;
+    check_id("run_id", &item.run_id)?;
+    check_id("item_id", &item.item.item_id)?;
     Ok(item)
 }
 
@@ -290,7 +281,7 @@ pub fn parse_item(event: serde_json::Value) -> Result<ManifestItem> {
 pub fn parse_lookup_output(event: serde_json::Value) -> Result<LookupOutput> {
     let out: LookupOutput = parse_event(event, "lookup output (run_id, bucket, manifest_key, ...)")
         .map_err(from_event)?;
-    check_segment("run_id", &out.run_id)?;
+    check_id("run_id", &out.run_id)?;
     Ok(out)
 }
 

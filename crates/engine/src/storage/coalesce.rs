@@ -3,7 +3,7 @@
 //! adjacent or close, and the bytes read are sliced back into the ranges asked for.
 //!
 //! ```
-//! use glue_recon::storage::coalesce::{Coalesced, MAX_GAP, MAX_READ};
+//! use recon_engine::storage::coalesce::{Coalesced, MAX_GAP, MAX_READ};
 //! let plan = Coalesced::plan(&[10..20, 0..10, 25..30], MAX_GAP, MAX_READ);
 //! assert_eq!(plan.reads(), &[0..30]);
 //! let read = bytes::Bytes::from((0..30u8).collect::<Vec<u8>>());
