@@ -7,6 +7,7 @@ use std::sync::Arc;
 use glue_recon::budget::MemoryBudget;
 use glue_recon::config::{Config, PairConfig};
 use glue_recon::diffrows::write_diff_rows;
+use glue_recon::history::DEFAULT_ATHENA_DATABASE;
 use glue_recon::report::NotRun;
 use glue_recon::report::{Report, RunMeta, Status};
 use glue_recon::run_marker::RunMarker;
@@ -96,13 +97,19 @@ pub async fn run_pairs(
     };
     marker.write(&opts.storage, &root).await?;
     let stop = Interrupt::listen();
+    let athena_database = config
+        .defaults
+        .athena_database
+        .as_deref()
+        .unwrap_or(DEFAULT_ATHENA_DATABASE);
     let mut record = RunRecord::start(
         &opts.storage,
         &root,
         &root,
         meta,
         LedgerWrites::AfterEachPair,
-    );
+    )
+    .with_athena_database(athena_database);
     let mut stopped = Vec::new();
     for pair in &pairs {
         if stop.fired() {
@@ -122,7 +129,7 @@ pub async fn run_pairs(
                 let (report, loc) = record.report(config, run.report, diff_rows).await?;
                 bar.finish();
                 if talk {
-                    summary::print(report, loc);
+                    summary::print(report, loc, athena_database);
                 }
             }
             Some(Err(e)) => {

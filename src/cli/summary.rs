@@ -43,7 +43,7 @@ fn key_text(s: &Sample) -> String {
 }
 
 /// Print the verdict, the counts, what differs and where the report is.
-pub fn print(r: &Report, loc: &ReportLocation) {
+pub fn print(r: &Report, loc: &ReportLocation, athena_database: &str) {
     let t = &r.totals;
     // An incomplete run's counts are of the partitions it reconciled, and say so.
     let failed = r.partitions.iter().filter(|p| p.error.is_some()).count();
@@ -121,7 +121,7 @@ pub fn print(r: &Report, loc: &ReportLocation) {
         }
     }
     if t.findings() > 0 {
-        let (engine, query) = glue_recon::history::offending_keys_query(r, loc);
+        let (engine, query) = glue_recon::history::offending_keys_query(r, loc, athena_database);
         out!("  offending keys ({engine}):");
         for line in query.lines() {
             out!("    {line}");

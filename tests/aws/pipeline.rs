@@ -70,7 +70,9 @@ async fn lookup_hash_merge_on_moto_match_a_local_run() {
     .await
     .unwrap();
 
-    let p = pipeline(&bucket).await;
+    let mut p = pipeline(&bucket).await;
+    // As deployed with LedgerDatabaseName=analytics_recon (RECON_LEDGER_DATABASE).
+    p.athena_database = "analytics_recon".into();
     let config = load_config(&p.storage, &format!("s3://{bucket}/config/recon.toml"))
         .await
         .unwrap();
@@ -104,6 +106,16 @@ async fn lookup_hash_merge_on_moto_match_a_local_run() {
     assert_eq!(merged.alert.attributes.status, local.status.to_string());
     assert_eq!(merged.alert.attributes.pair, r#"["orders"]"#);
     assert!(merged.alert.message.contains(&merged.html_uri));
+    // The offending keys' Athena statements name the deployed ledger database.
+    assert!(
+        merged
+            .alert
+            .message
+            .contains("CREATE EXTERNAL TABLE IF NOT EXISTS analytics_recon.diffs_orders_")
+            && !merged.alert.message.contains("glue_recon."),
+        "{}",
+        merged.alert.message
+    );
     // The merge recorded the run: one ledger object and the regenerated dashboard.
     let ledger_key = format!(
         "ledger/run_date={}/{}.parquet",

@@ -32,6 +32,7 @@ BIN = TARGET_DIR / "debug"
 DATA_BUCKET = "recon-data"
 DB = "sales"
 JOB = "orders-etl"  # the job the sample config lists under glue_jobs
+LEDGER_DATABASE = "e2e_recon"  # the merge function's RECON_LEDGER_DATABASE, as the template sets it
 PAIR = "orders"
 WATCH_START_TIMEOUT = float(os.environ.get("E2E_WATCH_START_TIMEOUT", "900"))
 
@@ -156,6 +157,7 @@ class E2E:
                 RECON_BUCKET=self.h.bucket,
                 RECON_CONFIG_URI=f"s3://{self.h.bucket}/config/recon.toml",
                 STATE_MACHINE_ARN=self.machine,
+                RECON_LEDGER_DATABASE=LEDGER_DATABASE,
                 SWEEP_GLUE_JOBS=JOB,
                 RUST_LOG="info",
             )

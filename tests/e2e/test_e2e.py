@@ -34,7 +34,7 @@ from pathlib import Path
 
 from iam_policy import Policies, Request
 from sfn_harness import GLUE_EVENT, PAYLOAD_LIMIT, attributes, payload_limit_error
-from stack import DATA_BUCKET, DB, E2E, JOB, PAIR
+from stack import DATA_BUCKET, DB, E2E, JOB, LEDGER_DATABASE, PAIR
 
 
 def glue_event(job: str, run_id: str) -> dict:
@@ -76,6 +76,8 @@ def test_on_demand_run_reports_what_a_local_run_reports_and_alerts(e: E2E):
     assert out["report_uri"] in alert["Message"] and out["html_uri"] in alert["Message"], alert["Message"]
     assert "MISSING_IN_TARGET" in alert["Message"], alert["Message"]
     assert "@example.com" not in alert["Message"], "the masked email column never reaches the alert"
+    # The Athena statements name the ledger database the stack was deployed with.
+    assert f"CREATE EXTERNAL TABLE IF NOT EXISTS {LEDGER_DATABASE}.diffs_" in alert["Message"], alert["Message"]
     logs = Path(e.watch.log.name).read_text(errors="replace")
     assert "recon-merge" in logs and "@example.com" not in logs, "nor the functions' logs"
     assert "@example.com" not in json.dumps(report), "nor the report"

@@ -235,8 +235,12 @@ fn the_alert_of_a_run_lists_the_pairs_that_could_not_run() {
             reason: "no such folder".into(),
         },
     );
-    let alert =
-        glue_recon::alert::Alert::for_run(&[(alpha, &loc)], std::slice::from_ref(&gone)).unwrap();
+    let alert = glue_recon::alert::Alert::for_run(
+        &[(alpha, &loc)],
+        std::slice::from_ref(&gone),
+        glue_recon::history::DEFAULT_ATHENA_DATABASE,
+    )
+    .unwrap();
     assert!(
         alert
             .subject
@@ -257,7 +261,7 @@ fn the_alert_of_a_run_lists_the_pairs_that_could_not_run() {
     assert!(alert.message.contains("FAIL alpha"), "{}", alert.message);
     assert_eq!(alert.attributes.status, "ERROR");
     // A run where every pair passed sends nothing.
-    assert!(glue_recon::alert::Alert::for_run(&[], &[]).is_none());
+    assert!(glue_recon::alert::Alert::for_run(&[], &[], "glue_recon").is_none());
 }
 
 /// `glue-recon diff` of the sample tables with extra options; exit code and stderr.

@@ -63,6 +63,11 @@ pub struct Defaults {
     /// rows. Unset means [`DEFAULT_DRIFT_BAND`] (0.5%).
     #[serde(default)]
     pub drift_band: Option<Limit>,
+    /// The Glue database the Athena statements of reports on S3 name (a deployed
+    /// stack's `LedgerDatabaseName`); unset: `glue_recon`. In the stack the merge
+    /// function's `RECON_LEDGER_DATABASE` decides.
+    #[serde(default)]
+    pub athena_database: Option<String>,
 }
 
 impl Default for Defaults {
@@ -73,6 +78,7 @@ impl Default for Defaults {
             sns_topic: None,
             drift_baseline_runs: default_drift_baseline_runs(),
             drift_band: None,
+            athena_database: None,
         }
     }
 }

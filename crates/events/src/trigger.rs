@@ -42,7 +42,7 @@ pub(crate) const DEFAULT_LOOKBACK_HOURS: u32 = 24;
 /// that, a sweep could reconcile an old run a second time).
 pub(crate) const MAX_LOOKBACK_HOURS: u32 = 90 * 24;
 /// Job runs per GetJobRuns page.
-pub(crate) const JOB_RUNS_PER_PAGE: i32 = 50;
+pub const JOB_RUNS_PER_PAGE: i32 = 50;
 /// Jobs swept at once.
 const JOBS_IN_FLIGHT: usize = 4;
 

@@ -110,7 +110,7 @@ fn headline(r: &Report) -> String {
     line
 }
 
-fn pair_section(out: &mut String, r: &Report, loc: &ReportLocation) {
+fn pair_section(out: &mut String, r: &Report, loc: &ReportLocation, athena_database: &str) {
     let t = &r.totals;
     let _ = writeln!(
         out,
@@ -190,7 +190,7 @@ fn pair_section(out: &mut String, r: &Report, loc: &ReportLocation) {
     }
     if r.totals.findings() > 0 {
         // Athena reads only S3: a local run's keys are one read_parquet away instead.
-        let (engine, query) = crate::history::offending_keys_query(r, loc);
+        let (engine, query) = crate::history::offending_keys_query(r, loc, athena_database);
         let _ = writeln!(out, "  offending keys ({engine}):");
         for line in query.lines() {
             let _ = writeln!(out, "    {line}");
@@ -253,7 +253,11 @@ impl Alert {
 
     /// The alert of a run: every pair it was to reconcile, those that could not run
     /// (ERROR) included; `None` when every pair passed.
-    pub fn for_run(reports: &[WrittenReport<'_>], not_run: &[NotRun]) -> Option<Alert> {
+    pub fn for_run(
+        reports: &[WrittenReport<'_>],
+        not_run: &[NotRun],
+        athena_database: &str,
+    ) -> Option<Alert> {
         let not_pass: Vec<String> = not_run
             .iter()
             .map(|n| format!("{} ERROR", n.pair))
@@ -268,13 +272,13 @@ impl Alert {
             return None;
         }
         if not_run.is_empty() {
-            return Some(Alert::for_reports(reports));
+            return Some(Alert::for_reports(reports, athena_database));
         }
         if reports.is_empty() {
             return Some(Alert::for_not_run(not_run));
         }
         let all = reports.len() + not_run.len();
-        let of_reports = Alert::for_reports(reports);
+        let of_reports = Alert::for_reports(reports, athena_database);
         let mut message = format!(
             "glue-recon reconciliation: ERROR ({all} pairs, {} could not run)\n\n",
             not_run.len()
@@ -307,7 +311,7 @@ impl Alert {
     }
 
     /// The alert of one run over one or more pairs (the worst verdict leads).
-    pub(crate) fn for_reports(reports: &[WrittenReport<'_>]) -> Alert {
+    pub(crate) fn for_reports(reports: &[WrittenReport<'_>], athena_database: &str) -> Alert {
         let worst = reports
             .iter()
             .map(|(r, _)| r.status)
@@ -355,7 +359,7 @@ impl Alert {
         let mut ordered: Vec<&WrittenReport<'_>> = reports.iter().collect();
         ordered.sort_by(|a, b| b.0.status.cmp(&a.0.status).then(a.0.pair.cmp(&b.0.pair)));
         for (r, loc) in ordered {
-            pair_section(&mut message, r, loc);
+            pair_section(&mut message, r, loc, athena_database);
             message.push('\n');
         }
         Alert {
@@ -372,15 +376,13 @@ impl Alert {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::history::DEFAULT_ATHENA_DATABASE;
 
     #[test]
     fn offending_keys_are_queried_where_the_report_is() {
         let report = recon_engine::test_support::one_partition_report(3);
-        let s3 = Alert::for_reports(&[(
-            &report,
-            &ReportLocation::of("s3://b/reports/p/r1".into(), &report.artifacts),
-        )])
-        .message;
+        let s3_loc = ReportLocation::of("s3://b/reports/p/r1".into(), &report.artifacts);
+        let s3 = Alert::for_reports(&[(&report, &s3_loc)], DEFAULT_ATHENA_DATABASE).message;
         assert!(s3.contains("offending keys (Athena):"), "{s3}");
         assert!(s3.contains("CREATE EXTERNAL TABLE IF NOT EXISTS glue_recon.diffs_p_now"));
         assert!(
@@ -388,12 +390,23 @@ mod tests {
             "{s3}"
         );
         assert!(s3.contains("FROM glue_recon.diffs_p_now ORDER BY"), "{s3}");
+        // The stack's ledger database, whatever it was deployed with.
+        let named = Alert::for_reports(&[(&report, &s3_loc)], "analytics_recon").message;
+        assert!(
+            named.contains("CREATE EXTERNAL TABLE IF NOT EXISTS analytics_recon.diffs_p_now")
+                && named.contains("FROM analytics_recon.diffs_p_now ORDER BY")
+                && !named.contains("glue_recon."),
+            "{named}"
+        );
         // Athena cannot read a local folder: a local run gets a read_parquet query of
         // its diffs.parquet by absolute path, quotes doubled.
-        let local = Alert::for_reports(&[(
-            &report,
-            &ReportLocation::of("out/it's/p/r1".into(), &report.artifacts),
-        )])
+        let local = Alert::for_reports(
+            &[(
+                &report,
+                &ReportLocation::of("out/it's/p/r1".into(), &report.artifacts),
+            )],
+            DEFAULT_ATHENA_DATABASE,
+        )
         .message;
         assert!(local.contains("offending keys (DuckDB):"), "{local}");
         assert!(!local.contains("CREATE EXTERNAL TABLE"), "{local}");
@@ -437,7 +450,8 @@ mod tests {
             .map(|r| ReportLocation::of(format!("s3://b/reports/{}/now", r.pair), &r.artifacts))
             .collect();
         let refs: Vec<WrittenReport<'_>> = reports.iter().zip(&locs).collect();
-        let alert = Alert::for_reports(&refs).with_dashboard("s3://b/dashboard/index.html");
+        let alert = Alert::for_reports(&refs, DEFAULT_ATHENA_DATABASE)
+            .with_dashboard("s3://b/dashboard/index.html");
         let m = &alert.message;
         assert!(m.len() <= ALERT_MESSAGE_MAX, "{}", m.len());
         assert!(

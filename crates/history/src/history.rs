@@ -83,14 +83,19 @@ pub(crate) async fn write_athena_manifest(storage: &Storage, loc: &ReportLocatio
 
 /// The Glue database of the ledger when none is configured (`LedgerDatabaseName`
 /// of the template).
-pub(crate) const DEFAULT_ATHENA_DATABASE: &str = "glue_recon";
+pub const DEFAULT_ATHENA_DATABASE: &str = "glue_recon";
 
 /// The query of a run's offending keys suited to where its report is, and the engine
-/// that runs it: Athena statements for a report on S3 (`athena_diff_query`), a
-/// `read_parquet` SELECT for a local one (`local_diff_query`).
-pub fn offending_keys_query(report: &Report, loc: &ReportLocation) -> (&'static str, String) {
+/// that runs it: Athena statements for a report on S3 (`athena_diff_query`, its table
+/// in Glue database `athena_database`), a `read_parquet` SELECT for a local one
+/// (`local_diff_query`).
+pub fn offending_keys_query(
+    report: &Report,
+    loc: &ReportLocation,
+    athena_database: &str,
+) -> (&'static str, String) {
     if loc.dir.starts_with("s3://") {
-        let query = athena_diff_query(report, loc, DEFAULT_ATHENA_DATABASE);
+        let query = athena_diff_query(report, loc, athena_database);
         ("Athena", query)
     } else {
         ("DuckDB", local_diff_query(report, loc))

@@ -19,7 +19,9 @@ use tokio::task::JoinHandle;
 
 use crate::alert::Alert;
 use crate::dashboard::{DashboardOutput, write_dashboard};
-use crate::history::{History, apply_drift, load_history, write_athena_manifest};
+use crate::history::{
+    DEFAULT_ATHENA_DATABASE, History, apply_drift, load_history, write_athena_manifest,
+};
 use crate::ledger::{LedgerProblem, LedgerRow, not_run_row, rows_of, write_run_rows};
 
 /// When the run's ledger object is written.
@@ -74,6 +76,7 @@ pub struct RunRecord<'a> {
     ledger_uri: Option<String>,
     reports: Vec<(Report, ReportLocation)>,
     not_run: Vec<NotRun>,
+    athena_database: String,
 }
 
 /// What a recorded run wrote.
@@ -115,7 +118,15 @@ impl<'a> RunRecord<'a> {
             ledger_uri: None,
             reports: Vec::new(),
             not_run: Vec::new(),
+            athena_database: DEFAULT_ATHENA_DATABASE.into(),
         }
+    }
+
+    /// The Glue database the alert's Athena statements name (the stack's ledger
+    /// database); [`DEFAULT_ATHENA_DATABASE`] unless set.
+    pub fn with_athena_database(mut self, database: &str) -> Self {
+        self.athena_database = database.to_string();
+        self
     }
 
     /// The run.
@@ -209,8 +220,9 @@ impl<'a> RunRecord<'a> {
             self.reports.iter().map(|(r, l)| (r, l)).collect();
         let alert_due =
             !self.not_run.is_empty() || self.reports.iter().any(|(r, _)| r.status != Status::Pass);
-        let alert =
-            Alert::for_run(&written, &self.not_run).unwrap_or_else(|| Alert::for_reports(&written));
+        let db = &self.athena_database;
+        let alert = Alert::for_run(&written, &self.not_run, db)
+            .unwrap_or_else(|| Alert::for_reports(&written, db));
         let alert = match &dashboard {
             Some(d) => alert.with_dashboard(&d.index),
             None => alert,

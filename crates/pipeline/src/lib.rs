@@ -44,6 +44,7 @@ pub use recon_events::contract::{
 };
 use recon_events::error::EventError;
 use recon_history::alert::Alert;
+use recon_history::history::DEFAULT_ATHENA_DATABASE;
 use recon_history::run_record::{LedgerWrites, RunRecord};
 
 /// Version of the plan document.
@@ -317,6 +318,9 @@ pub struct Pipeline {
     /// Memory a hash step's key index may take (beyond it, the index waits in a
     /// temporary file in /tmp).
     pub index: MemoryBudget,
+    /// The Glue database of the ledger, which the alert's Athena statements name
+    /// (the stack's `LedgerDatabaseName`).
+    pub athena_database: String,
 }
 
 impl Pipeline {
@@ -326,6 +330,7 @@ impl Pipeline {
             parallelism: RunOptions::local().parallelism,
             retain: MemoryBudget::for_batches(),
             index: MemoryBudget::for_indexes(),
+            athena_database: DEFAULT_ATHENA_DATABASE.into(),
             storage,
             catalog,
             bucket: bucket.to_string(),
@@ -618,6 +623,7 @@ impl Pipeline {
             let record = record.get_or_insert_with(|| {
                 let (storage, writes) = (&self.storage, LedgerWrites::AtTheEnd);
                 RunRecord::start(storage, &root, &reports_root, meta.clone(), writes)
+                    .with_athena_database(&self.athena_database)
             });
             // One partial at a time (a few in flight): its findings go into
             // diffs.parquet, and only what the report samples is kept.

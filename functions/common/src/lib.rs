@@ -24,6 +24,9 @@ pub const RECON_CONFIG_URI: &str = "RECON_CONFIG_URI";
 pub(crate) const RECON_BUCKET: &str = "RECON_BUCKET";
 /// The state machine the trigger starts.
 pub const STATE_MACHINE_ARN: &str = "STATE_MACHINE_ARN";
+/// The Glue database of the ledger (recon-merge: the alert's Athena statements name
+/// it); unset or empty: `glue_recon`.
+pub const RECON_LEDGER_DATABASE: &str = "RECON_LEDGER_DATABASE";
 /// The Glue jobs the trigger's sweep looks at (comma-separated).
 pub use recon_events::trigger::SWEEP_GLUE_JOBS;
 /// The trigger's sweep window in hours.
@@ -121,11 +124,18 @@ pub async fn aws_config(function: &str) -> aws_config::SdkConfig {
 pub(crate) async fn pipeline_from_env(function: &str) -> Result<Pipeline, FunctionError> {
     let bucket = required_env(RECON_BUCKET)?;
     let conf = aws_config(function).await;
-    Ok(Pipeline::new(
+    let mut pipeline = Pipeline::new(
         recon_aws::storage(&conf),
         Some(recon_aws::glue::catalog(&conf)),
         &bucket,
-    ))
+    );
+    if let Some(database) = std::env::var(RECON_LEDGER_DATABASE)
+        .ok()
+        .filter(|d| !d.trim().is_empty())
+    {
+        pipeline.athena_database = database;
+    }
+    Ok(pipeline)
 }
 
 /// Serve events with `handler` over one [`Pipeline`] built at cold start (tracing
