@@ -5,6 +5,7 @@
 mod bad_input;
 mod cli;
 mod lookup_scale;
+mod masking;
 mod moto;
 mod pipeline;
 mod range_reads;

@@ -56,6 +56,23 @@ pub fn s3(conf: &SdkConfig) -> aws_sdk_s3::Client {
     )
 }
 
+/// The value of the masking-key secrets the tests create.
+pub const MASK_SECRET: &str = "moto deployment masking key, generated like the template's secret";
+
+/// A new Secrets Manager secret holding [`MASK_SECRET`]; its ARN.
+pub async fn mask_secret(conf: &SdkConfig) -> String {
+    aws_sdk_secretsmanager::Client::new(conf)
+        .create_secret()
+        .name(unique("mask-key"))
+        .secret_string(MASK_SECRET)
+        .send()
+        .await
+        .expect("create the masking-key secret on moto")
+        .arn()
+        .expect("a secret ARN")
+        .to_string()
+}
+
 /// A name unique within this test process and across runs against one moto.
 pub fn unique(prefix: &str) -> String {
     static N: AtomicUsize = AtomicUsize::new(0);

@@ -3,6 +3,7 @@
 //! the same counts as a local run of the same data.
 
 use glue_recon::config::Config;
+use glue_recon::mask::MaskKey;
 use glue_recon::pipeline::{
     LookupOutput, LookupRequest, MergeOutput, OnDemandRequest, Pipeline, load_config, parse_item,
     parse_lookup_output,
@@ -12,14 +13,22 @@ use serde_json::Value;
 
 use super::moto;
 
-/// A pipeline on moto over `bucket`.
+/// A pipeline on moto over `bucket`, with the masking key read from a Secrets Manager
+/// secret holding [`moto::MASK_SECRET`], as recon-hash reads the template's.
 pub async fn pipeline(bucket: &str) -> Pipeline {
     let conf = moto::sdk_config().await;
-    Pipeline::new(
+    let mut p = Pipeline::new(
         glue_recon::aws::storage(&conf),
         Some(glue_recon::aws::glue::catalog(&conf)),
         bucket,
-    )
+    );
+    let secret = moto::mask_secret(&conf).await;
+    p.mask_key = Some(
+        glue_recon::aws::secrets::mask_key(&conf, &secret)
+            .await
+            .expect("the masking key from Secrets Manager"),
+    );
+    p
 }
 
 /// Every manifest item of a lookup through hash (as the Distributed Map would),
@@ -58,17 +67,25 @@ async fn lookup_hash_merge_on_moto_match_a_local_run() {
     moto::sample(dir.path());
     let bucket = moto::unique("gr-pipe");
     let db = moto::unique("gr_pipe").replace('-', "_");
-    let config_text = moto::sample_on_aws(&conf, dir.path(), &bucket, &db).await;
+    // `status` masked too: its values differ, so findings show its tokens.
+    let mask_status =
+        |text: &str| text.replace(r#"masked = ["email"]"#, r#"masked = ["email", "status"]"#);
+    let config_text = mask_status(&moto::sample_on_aws(&conf, dir.path(), &bucket, &db).await);
     let s3 = moto::s3(&conf);
     moto::put(&s3, &bucket, "config/recon.toml", config_text.into_bytes()).await;
-    let local_config = Config::from_file(&dir.path().join("recon.toml")).unwrap();
-    let local = run_pair(
-        &local_config.pairs[0],
-        &local_config.defaults,
-        &RunOptions::local(),
-    )
-    .await
-    .unwrap();
+    let local_toml = dir.path().join("recon.toml");
+    let masked = mask_status(&std::fs::read_to_string(&local_toml).unwrap());
+    assert!(masked.contains(r#""status"]"#), "{masked}");
+    std::fs::write(&local_toml, masked).unwrap();
+    let local_config = Config::from_file(&local_toml).unwrap();
+    // The same key as the deployment's secret: the same tokens.
+    let local_opts = RunOptions {
+        mask_key: Some(MaskKey::new(moto::MASK_SECRET.as_bytes(), "test").unwrap()),
+        ..RunOptions::local()
+    };
+    let local = run_pair(&local_config.pairs[0], &local_config.defaults, &local_opts)
+        .await
+        .unwrap();
 
     let mut p = pipeline(&bucket).await;
     // As deployed with LedgerDatabaseName=analytics_recon (RECON_LEDGER_DATABASE).
@@ -101,6 +118,22 @@ async fn lookup_hash_merge_on_moto_match_a_local_run() {
     assert_eq!(
         report.totals, local.totals,
         "S3/Glue totals differ from local"
+    );
+    // Masked values show the tokens of the secret's key, the same as locally with it.
+    assert_eq!(report.samples, local.samples);
+    let tokens: Vec<&str> = report.samples[&glue_recon::partial::FindingKind::Mismatch]
+        .iter()
+        .flat_map(|s| &s.diffs)
+        .filter(|d| d.column == "status")
+        .flat_map(|d| [d.source.as_deref(), d.target.as_deref()])
+        .flatten()
+        .collect();
+    assert!(
+        !tokens.is_empty()
+            && tokens
+                .iter()
+                .all(|t| t.starts_with("hmac:") && t.len() == 17),
+        "{tokens:?}"
     );
     assert_eq!(report.trigger, "on-demand");
     assert_eq!(merged.alert.attributes.status, local.status.to_string());

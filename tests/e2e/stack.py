@@ -32,6 +32,7 @@ BIN = TARGET_DIR / "debug"
 DATA_BUCKET = "recon-data"
 DB = "sales"
 JOB = "orders-etl"  # the job the sample config lists under glue_jobs
+MASK_KEY = "e2e deployment masking key: sixty-four characters of generated secret"
 LEDGER_DATABASE = "e2e_recon"  # the merge function's RECON_LEDGER_DATABASE, as the template sets it
 PAIR = "orders"
 WATCH_START_TIMEOUT = float(os.environ.get("E2E_WATCH_START_TIMEOUT", "900"))
@@ -145,6 +146,10 @@ class E2E:
         try:
             self._data()
             self.machine = self.h.machine(max_concurrency=2, tolerated_failure_percentage=100)
+            # The masking key, as the template's MaskKeySecret holds it for recon-hash.
+            self.mask_secret = self.h.client("secretsmanager").create_secret(
+                Name="glue-recon-mask-key", SecretString=MASK_KEY
+            )["ARN"]
             env = dict(
                 os.environ,
                 # Through the router, so a test can make AWS fail a call (Harness.inject).
@@ -158,6 +163,7 @@ class E2E:
                 RECON_CONFIG_URI=f"s3://{self.h.bucket}/config/recon.toml",
                 STATE_MACHINE_ARN=self.machine,
                 RECON_LEDGER_DATABASE=LEDGER_DATABASE,
+                RECON_MASK_KEY_SECRET=self.mask_secret,
                 SWEEP_GLUE_JOBS=JOB,
                 RUST_LOG="info",
             )

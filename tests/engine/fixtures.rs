@@ -19,6 +19,7 @@ use parquet::file::properties::WriterProperties;
 use glue_recon::config::{Config, PairConfig};
 use glue_recon::error::Result;
 use glue_recon::layout::ReportLocation;
+use glue_recon::mask::{MASK_KEY_FILE_ENV, MaskKey};
 use glue_recon::partial::{Finding, FindingKind};
 use glue_recon::plan::Side;
 use glue_recon::runner::{PairRun, RunOptions, run_pair_full, write_report};
@@ -208,13 +209,31 @@ fn block_on<F: std::future::Future>(f: F) -> F::Output {
         .block_on(f)
 }
 
+/// The masking key of the tests (the CLI's through [`test_mask_key_file`]).
+pub const TEST_MASK_KEY: &[u8] = b"glue-recon test masking key, 48 bytes long ....";
+
+/// A file holding [`TEST_MASK_KEY`], made once per test process: the CLI the tests
+/// run reads it (`GLUE_RECON_MASK_KEY_FILE`), never the user's own key.
+pub fn test_mask_key_file() -> &'static Path {
+    static FILE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    FILE.get_or_init(|| {
+        let path = std::env::temp_dir().join(format!("glue-recon-test-{}.key", std::process::id()));
+        std::fs::write(&path, TEST_MASK_KEY).unwrap();
+        path
+    })
+}
+
+/// The local defaults of a run, with the tests' masking key.
+pub fn local_options() -> RunOptions {
+    RunOptions {
+        mask_key: Some(MaskKey::new(TEST_MASK_KEY, "tests").unwrap()),
+        ..RunOptions::local()
+    }
+}
+
 /// Reconcile a pair in this process with the local defaults.
 pub fn run_pair(pair: &PairConfig) -> Result<PairRun> {
-    block_on(run_pair_full(
-        pair,
-        &Default::default(),
-        &RunOptions::local(),
-    ))
+    block_on(run_pair_full(pair, &Default::default(), &local_options()))
 }
 
 /// Every finding of a kind, with its partition.
@@ -332,6 +351,7 @@ pub fn cli_in_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> CliOutput 
         .args(args)
         .current_dir(dir)
         .env_remove("GLUE_RECON_LOG")
+        .env(MASK_KEY_FILE_ENV, test_mask_key_file())
         .envs(env.iter().copied())
         .output()
         .expect("the glue-recon binary runs");

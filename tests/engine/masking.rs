@@ -1,5 +1,6 @@
 //! Masked columns never show a value: not in report.json, report.html,
-//! diffs.parquet, nor on stdout; they show `sha256:<12 hex>` instead.
+//! diffs.parquet, nor on stdout; they show `hmac:<12 hex>`, keyed by the deployment's
+//! masking key, instead.
 
 use std::path::Path;
 
@@ -65,7 +66,7 @@ const MASKED: &str = "masked = [\"email\", \"SSN\"]";
 
 fn is_masked(v: &Option<String>) -> bool {
     v.as_deref().is_some_and(|v| {
-        v.strip_prefix("sha256:")
+        v.strip_prefix("hmac:")
             .is_some_and(|h| h.len() == 12 && h.chars().all(|c| c.is_ascii_hexdigit()))
     })
 }
@@ -78,8 +79,8 @@ fn assert_no_secret(what: &str, text: &str) {
         );
     }
     assert!(
-        text.contains("sha256:"),
-        "{what} shows no masked hash:\n{text}"
+        text.contains("hmac:"),
+        "{what} shows no masked token:\n{text}"
     );
 }
 
@@ -194,4 +195,70 @@ fn equal_masked_values_show_the_same_hash() {
     assert_eq!(d.len(), 2);
     assert_eq!((&d[0].2, &d[0].3), (&d[1].2, &d[1].3));
     assert!(is_masked(&d[0].2));
+}
+
+#[test]
+fn tokens_are_keyed_by_the_masking_key_file() {
+    let lab = masked_lab();
+    let dir = tempfile::tempdir().unwrap();
+    let key = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let (a, b) = (
+        key("a.key", "first key of this deployment, 40 bytes\n"),
+        key("b.key", "another deployment's key, also long enough"),
+    );
+    let email_tokens = |key_file: &str, out: &str| -> Vec<String> {
+        let diff = lab
+            .cli_env(
+                &[
+                    "diff", "source", "target", "--key", "id", "--mask", "email", "--mask", "ssn",
+                    "--out", out, "--json",
+                ],
+                &[("GLUE_RECON_MASK_KEY_FILE", key_file)],
+            )
+            .expect_code(1);
+        assert_no_secret("diff --json stdout", &diff.stdout);
+        let report = diff.json();
+        let mismatches = report["samples"]["MISMATCH"].as_array().unwrap();
+        mismatches
+            .iter()
+            .flat_map(|m| m["diffs"].as_array().unwrap())
+            .filter(|c| c["column"] == "email")
+            .flat_map(|c| [c["source"].clone(), c["target"].clone()])
+            .map(|v| v.as_str().unwrap().to_string())
+            .collect()
+    };
+    let first = email_tokens(&a, "a1");
+    assert_eq!(first.len(), 2, "{first:?}");
+    assert!(
+        first.iter().all(|t| is_masked(&Some(t.clone()))),
+        "{first:?}"
+    );
+    // The same key, the same tokens: equal values can be recognised across runs.
+    assert_eq!(email_tokens(&a, "a2"), first);
+    // Another key, other tokens: a token cannot be matched against guesses without it.
+    let other = email_tokens(&b, "b1");
+    assert!(
+        other.iter().all(|t| !first.contains(t)),
+        "{first:?} {other:?}"
+    );
+
+    // A key file that is missing or too short stops the run, naming it.
+    let missing = dir.path().join("missing.key");
+    let missing = missing.to_str().unwrap();
+    let short = key("short.key", "short");
+    for (file, says) in [(missing, "missing.key"), (short.as_str(), "at least 16")] {
+        let run = lab
+            .cli_env(
+                &[
+                    "diff", "source", "target", "--key", "id", "--mask", "email", "--out", "c",
+                ],
+                &[("GLUE_RECON_MASK_KEY_FILE", file)],
+            )
+            .expect_code(2);
+        assert!(run.stderr.contains(says), "{run:#?}");
+    }
 }

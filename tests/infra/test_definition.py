@@ -570,6 +570,27 @@ def test_the_map_writes_its_results_to_s3_under_the_run():
     assert key and {"kms:GenerateDataKey", "kms:Decrypt"} <= set(key[0]["Action"]), key
 
 
+def test_the_masking_key_is_a_generated_encrypted_secret_only_the_hash_function_reads():
+    template = load_template()
+    secret = template["Resources"]["MaskKeySecret"]
+    assert secret["Type"] == "AWS::SecretsManager::Secret", secret
+    props = secret["Properties"]
+    assert props["KmsKeyId"] == {"Fn::GetAtt": "ReconKey.Arn"}, props
+    assert props["GenerateSecretString"]["PasswordLength"] >= 32, props
+    env = template["Resources"]["HashFunction"]["Properties"]["Environment"]["Variables"]
+    assert env["RECON_MASK_KEY_SECRET"] == {"Ref": "MaskKeySecret"}, env
+    readers = []
+    for name, resource in template["Resources"].items():
+        if resource["Type"] != "AWS::IAM::Role" or "Policies" not in resource["Properties"]:
+            continue
+        for sid, statement in role_statements(template, name).items():
+            if any(a.startswith("secretsmanager:") for a in as_list(statement["Action"])):
+                readers.append((name, sid, statement["Action"], statement["Resource"]))
+    assert readers == [("HashRole", "ReadMaskKey", "secretsmanager:GetSecretValue", {"Ref": "MaskKeySecret"})], readers
+    common = (ROOT / "functions" / "common" / "src" / "lib.rs").read_text(encoding="utf-8")
+    assert '"RECON_MASK_KEY_SECRET"' in common, "recon-functions no longer reads RECON_MASK_KEY_SECRET"
+
+
 def test_hash_role_lists_the_same_data_buckets_it_reads():
     statements = role_statements(load_template(), "HashRole")
     assert statements["ListDataBuckets"]["Action"] == "s3:ListBucket"
@@ -664,7 +685,7 @@ def test_the_trigger_sweeps_the_jobs_of_the_event_rule_over_a_bounded_window():
     assert env["SWEEP_LOOKBACK_HOURS"] == {"Ref": "SweepLookbackHours"}, env
     param = template["Parameters"]["SweepLookbackHours"]
     assert (param["Type"], param["Default"], param["MinValue"], param["MaxValue"]) == ("Number", 24, 1, 2160), param
-    rust = (ROOT / "src" / "trigger.rs").read_text(encoding="utf-8")
+    rust = (ROOT / "crates" / "events" / "src" / "trigger.rs").read_text(encoding="utf-8")
     assert "pub const MAX_LOOKBACK_HOURS: u32 = 90 * 24;" in rust and "DEFAULT_LOOKBACK_HOURS: u32 = 24;" in rust
     for name in ("SWEEP_GLUE_JOBS", "SWEEP_LOOKBACK_HOURS"):
         assert f'pub const {name}: &str = "{name}";' in rust, name

@@ -19,6 +19,7 @@ pub mod error;
 pub mod html;
 pub mod index;
 pub mod layout;
+pub mod mask;
 pub mod model;
 pub mod out;
 pub mod parquet_forms;

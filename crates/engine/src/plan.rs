@@ -414,6 +414,11 @@ impl ComparePlan {
             .chain(self.values.iter())
             .chain(self.tolerant.iter())
     }
+
+    /// Whether a column's values are masked in findings.
+    pub fn masks_columns(&self) -> bool {
+        self.all_columns().any(|c| c.masked)
+    }
 }
 
 #[cfg(test)]

@@ -8,13 +8,13 @@ use std::sync::Arc;
 use futures::StreamExt;
 use parquet::basic::Type as PhysicalType;
 use parquet::file::metadata::{ColumnChunkMetaData, RowGroupMetaData};
-use sha2::{Digest, Sha256};
 use tokio::sync::Semaphore;
 
 use crate::budget::MemoryBudget;
 use crate::canonical::{display, is_null_encoding, split_values};
 use crate::error::{ReconError, Result};
 use crate::index::{MAX_FILE_ROWS, MAX_FILES, PartitionIndex, RowInfo, RowLoc};
+use crate::mask::MaskKey;
 use crate::partial::{ColumnDiff, Finding, FindingKind, ItemError, PartialDiff, Totals};
 use crate::plan::{ComparePlan, PlanColumn, Side};
 use crate::scan::{
@@ -42,6 +42,8 @@ pub struct ItemRunner {
     pub index: MemoryBudget,
     /// Whose turn it is to start row-group tasks.
     pub turns: Turns,
+    /// The key of masked values' tokens; required when the plan masks a column.
+    pub mask: Option<MaskKey>,
 }
 
 /// Items in flight take turns starting their row-group tasks: an item starts its
@@ -144,14 +146,6 @@ fn column_decoded_bytes(c: &ColumnChunkMetaData) -> u64 {
 /// The kept batches of an item: per side, per file.
 type RetainedItem = [Vec<Retained>; 2];
 
-/// The text shown for a masked value: a prefix of the SHA-256 of its canonical bytes,
-/// so equal values can still be recognised without being revealed.
-pub fn masked(canonical: &[u8]) -> String {
-    let d = Sha256::digest(canonical);
-    let hex: String = d[..6].iter().map(|b| format!("{b:02x}")).collect();
-    format!("sha256:{hex}")
-}
-
 /// Whether two tolerance-column values are equal within the column's tolerance.
 pub(crate) fn within_tolerance(c: &PlanColumn, a: Option<f64>, b: Option<f64>) -> bool {
     match (a, b) {
@@ -170,21 +164,6 @@ pub(crate) fn within_tolerance(c: &PlanColumn, a: Option<f64>, b: Option<f64>) -
         }
         _ => false,
     }
-}
-
-fn key_display(plan: &ComparePlan, key: &[u8]) -> Vec<Option<String>> {
-    split_values(key)
-        .into_iter()
-        .zip(&plan.key)
-        .map(|(v, c)| {
-            let text = display(v);
-            if c.masked && text.is_some() {
-                Some(masked(v))
-            } else {
-                text
-            }
-        })
-        .collect()
 }
 
 struct Candidate {
@@ -208,6 +187,30 @@ fn candidate_rows(side: Side, candidates: &[Candidate]) -> BTreeMap<u32, Vec<u64
 }
 
 impl ItemRunner {
+    /// The token shown for a masked value (never the value).
+    fn masked(&self, canonical: &[u8]) -> String {
+        match &self.mask {
+            Some(key) => key.token(canonical),
+            None => "masked".into(),
+        }
+    }
+
+    /// A key as shown in findings: masked key columns as tokens.
+    fn key_display(&self, key: &[u8]) -> Vec<Option<String>> {
+        split_values(key)
+            .into_iter()
+            .zip(&self.plan.key)
+            .map(|(v, c)| {
+                let text = display(v);
+                if c.masked && text.is_some() {
+                    Some(self.masked(v))
+                } else {
+                    text
+                }
+            })
+            .collect()
+    }
+
     /// Reconcile one item. Never fails: an item that cannot be read becomes a
     /// partial with `error` set, so it is reported, not dropped.
     pub async fn run(&self, item: &WorkItem) -> PartialDiff {
@@ -239,6 +242,15 @@ impl ItemRunner {
     }
 
     async fn reconcile(&self, item: &WorkItem, partial: &mut PartialDiff) -> Result<()> {
+        if self.mask.is_none() && self.plan.masks_columns() {
+            return Err(ReconError::InvalidConfig {
+                file: format!("pair `{}`", item.pair),
+                message: "it masks columns but no masking key is set: the hash function \
+                          reads it from the secret RECON_MASK_KEY_SECRET names (the template \
+                          sets it), the CLI from GLUE_RECON_MASK_KEY_FILE or its default key file"
+                    .into(),
+            });
+        }
         let sides = [
             (Side::Source, self.open_side(&item.source).await?),
             (Side::Target, self.open_side(&item.target).await?),
@@ -332,7 +344,7 @@ impl ItemRunner {
         let mut candidates = Vec::new();
         let dup = |side: Side, info: &RowInfo, key: &[u8]| Finding {
             kind: FindingKind::DuplicateKey,
-            key: key_display(plan, key),
+            key: self.key_display(key),
             side: Some(side),
             count: Some(info.count as u64),
             diffs: Vec::new(),
@@ -340,7 +352,7 @@ impl ItemRunner {
         index.drain_keys(|v| {
             let simple = |kind| Finding {
                 kind,
-                key: key_display(plan, v.key),
+                key: self.key_display(v.key),
                 side: None,
                 count: None,
                 diffs: Vec::new(),
@@ -391,7 +403,7 @@ impl ItemRunner {
             }
             findings.push(Finding {
                 kind: FindingKind::NullKey,
-                key: key_display(plan, &n.key),
+                key: self.key_display(&n.key),
                 side: Some(n.side),
                 count: None,
                 diffs: Vec::new(),
@@ -421,7 +433,7 @@ impl ItemRunner {
                 }
                 findings.push(Finding {
                     kind: FindingKind::Mismatch,
-                    key: key_display(plan, &c.key),
+                    key: self.key_display(&c.key),
                     side: None,
                     count: None,
                     diffs,
@@ -506,7 +518,7 @@ impl ItemRunner {
         let nk = plan.key.len();
         let tol_from = nk + plan.values.len();
         let show = |c: &PlanColumn, v: &RowValues, i: usize| match c.masked {
-            true => (!is_null_encoding(&v.canonical[i])).then(|| masked(&v.canonical[i])),
+            true => (!is_null_encoding(&v.canonical[i])).then(|| self.masked(&v.canonical[i])),
             false => v.display(i),
         };
         let mut diffs: Vec<ColumnDiff> = plan

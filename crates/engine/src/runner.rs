@@ -12,6 +12,7 @@ use crate::budget::MemoryBudget;
 use crate::config::{Defaults, PairConfig};
 use crate::error::{ReconError, Result};
 use crate::layout::{ReportLocation, report_dir};
+use crate::mask::MaskKey;
 use crate::partial::PartialDiff;
 use crate::partition_filter::Filter;
 use crate::plan::{ComparePlan, with_partition_columns};
@@ -50,6 +51,9 @@ pub struct RunOptions {
     /// Memory the key indexes of the partitions in flight may take (beyond it, an
     /// index waits in a temporary file).
     pub index: MemoryBudget,
+    /// The key of masked values' tokens; unset, a pair that masks a column uses the
+    /// local key file ([`MaskKey::local`]).
+    pub mask_key: Option<MaskKey>,
 }
 
 impl RunOptions {
@@ -80,6 +84,7 @@ impl RunOptions {
             partitions: None,
             retain: MemoryBudget::for_batches(),
             index: MemoryBudget::for_indexes(),
+            mask_key: None,
         }
     }
 }
@@ -280,7 +285,13 @@ pub async fn run_pair_full(
     let prepared = prepare_pair(pair, opts).await?;
     opts.progress
         .planned(prepared.total_rows, prepared.items.len());
+    let mask = match &opts.mask_key {
+        Some(key) => Some(key.clone()),
+        None if prepared.plan.masks_columns() => Some(MaskKey::local()?),
+        None => None,
+    };
     let runner = ItemRunner {
+        mask,
         storage: opts.storage.clone(),
         plan: Arc::new(prepared.plan),
         parallelism: opts.parallelism,

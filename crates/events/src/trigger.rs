@@ -40,7 +40,7 @@ pub(crate) const DEFAULT_LOOKBACK_HOURS: u32 = 24;
 /// The longest lookback window: Glue keeps job runs for 90 days, and Step Functions
 /// refuses a reused execution name for 90 days after the execution closed (beyond
 /// that, a sweep could reconcile an old run a second time).
-pub(crate) const MAX_LOOKBACK_HOURS: u32 = 90 * 24;
+pub const MAX_LOOKBACK_HOURS: u32 = 90 * 24;
 /// Job runs per GetJobRuns page.
 pub const JOB_RUNS_PER_PAGE: i32 = 50;
 /// Jobs swept at once.

@@ -29,6 +29,7 @@ use recon_engine::config::{Config, Defaults, PairConfig};
 use recon_engine::diffrows::DiffRowsWriter;
 use recon_engine::error::{ReconError, Result};
 use recon_engine::layout::check_segment;
+use recon_engine::mask::MaskKey;
 use recon_engine::partial::{ItemError, PartialDiff, Totals};
 use recon_engine::plan::ComparePlan;
 use recon_engine::reconcile::ItemRunner;
@@ -321,6 +322,9 @@ pub struct Pipeline {
     /// The Glue database of the ledger, which the alert's Athena statements name
     /// (the stack's `LedgerDatabaseName`).
     pub athena_database: String,
+    /// The key of masked values' tokens (the hash step needs it for a pair that
+    /// masks a column).
+    pub mask_key: Option<MaskKey>,
 }
 
 impl Pipeline {
@@ -331,6 +335,7 @@ impl Pipeline {
             retain: MemoryBudget::for_batches(),
             index: MemoryBudget::for_indexes(),
             athena_database: DEFAULT_ATHENA_DATABASE.into(),
+            mask_key: None,
             storage,
             catalog,
             bucket: bucket.to_string(),
@@ -534,6 +539,7 @@ impl Pipeline {
             retain: self.retain.clone(),
             index: self.index.clone(),
             turns: Default::default(),
+            mask: self.mask_key.clone(),
         };
         let partial = runner.run(&work).await;
         let key = partial_key(&item.run_id, &item.item.item_id);

@@ -27,6 +27,9 @@ pub const STATE_MACHINE_ARN: &str = "STATE_MACHINE_ARN";
 /// The Glue database of the ledger (recon-merge: the alert's Athena statements name
 /// it); unset or empty: `glue_recon`.
 pub const RECON_LEDGER_DATABASE: &str = "RECON_LEDGER_DATABASE";
+/// The Secrets Manager secret (ARN) holding the key of masked values' tokens
+/// (recon-hash).
+pub const RECON_MASK_KEY_SECRET: &str = "RECON_MASK_KEY_SECRET";
 /// The Glue jobs the trigger's sweep looks at (comma-separated).
 pub use recon_events::trigger::SWEEP_GLUE_JOBS;
 /// The trigger's sweep window in hours.
@@ -134,6 +137,12 @@ pub(crate) async fn pipeline_from_env(function: &str) -> Result<Pipeline, Functi
         .filter(|d| !d.trim().is_empty())
     {
         pipeline.athena_database = database;
+    }
+    if let Some(secret) = std::env::var(RECON_MASK_KEY_SECRET)
+        .ok()
+        .filter(|s| !s.trim().is_empty())
+    {
+        pipeline.mask_key = Some(recon_aws::secrets::mask_key(&conf, &secret).await?);
     }
     Ok(pipeline)
 }
