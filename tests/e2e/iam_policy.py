@@ -49,6 +49,8 @@ def request_of(call: AwsCall) -> Request:
             if op != "GetDatabase":
                 resources.append(f"{glue}:table/{db}/{table}")
             return Request(f"glue:{op}", resources, {})
+        if service == "secretsmanager":
+            return Request(f"secretsmanager:{op}", [body.get("SecretId", "")], {})
         if service == "AWSStepFunctions":
             return Request(f"states:{op}", [body.get("stateMachineArn", "")], {})
         return Request(f"unknown:{call.target}", [], {})

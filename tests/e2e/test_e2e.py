@@ -325,6 +325,7 @@ def test_every_aws_call_of_the_functions_is_allowed_by_their_roles_in_the_templa
             "GlueDatabaseNames": [DB],
             "GlueJobNames": [JOB],
             "ReconcileStateMachine": [e.machine],
+            "MaskKeySecret": [e.mask_secret],
         },
         {"HasGlueJobs": True, "HasDataKmsKeys": False},
     )

@@ -528,8 +528,8 @@ def test_pair_attribute_is_a_string_array_in_both_alerts():
 def test_executions_failed_alarm_notifies_the_alert_topic():
     template = load_template()
     alarms = resources_of_type(template, "AWS::CloudWatch::Alarm")
-    assert len(alarms) == 1, alarms
-    a = next(iter(alarms.values()))["Properties"]
+    assert sorted(alarms) == ["ExecutionsFailedAlarm", "PairsFailedAlarm"], alarms
+    a = alarms["ExecutionsFailedAlarm"]["Properties"]
     assert (a["Namespace"], a["MetricName"], a["Statistic"]) == ("AWS/States", "ExecutionsFailed", "Sum")
     assert a["Dimensions"] == [{"Name": "StateMachineArn", "Value": {"Ref": "ReconcileStateMachine"}}]
     assert a["Period"] == 300 and a["Threshold"] == 1 and a["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
@@ -589,6 +589,20 @@ def test_the_masking_key_is_a_generated_encrypted_secret_only_the_hash_function_
     assert readers == [("HashRole", "ReadMaskKey", "secretsmanager:GetSecretValue", {"Ref": "MaskKeySecret"})], readers
     common = (ROOT / "functions" / "common" / "src" / "lib.rs").read_text(encoding="utf-8")
     assert '"RECON_MASK_KEY_SECRET"' in common, "recon-functions no longer reads RECON_MASK_KEY_SECRET"
+
+
+def test_the_pairs_failed_alarm_watches_the_namespace_the_merge_function_writes():
+    template = load_template()
+    env = template["Resources"]["MergeFunction"]["Properties"]["Environment"]["Variables"]
+    namespace = {"Fn::Sub": "glue-recon/${AWS::StackName}"}
+    assert env["RECON_METRICS_NAMESPACE"] == namespace, env
+    alarm = template["Resources"]["PairsFailedAlarm"]["Properties"]
+    assert alarm["Namespace"] == namespace and alarm["MetricName"] == "PairsFailed", alarm
+    assert "Dimensions" not in alarm, "PairsFailed is published without dimensions"
+    assert alarm["AlarmActions"] == [{"Ref": "AlertTopic"}], alarm
+    assert alarm["Threshold"] == 1 and alarm["ComparisonOperator"] == "GreaterThanOrEqualToThreshold", alarm
+    metrics = (ROOT / "crates" / "history" / "src" / "metrics.rs").read_text(encoding="utf-8")
+    assert '("PairsFailed", "Count"' in metrics, "the merge no longer writes PairsFailed"
 
 
 def test_hash_role_lists_the_same_data_buckets_it_reads():

@@ -11,6 +11,7 @@ pub mod dashboard;
 pub mod drift;
 pub mod history;
 pub mod ledger;
+pub mod metrics;
 pub mod resolution;
 pub mod run_marker;
 pub mod run_record;

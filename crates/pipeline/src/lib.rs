@@ -46,6 +46,7 @@ pub use recon_events::contract::{
 use recon_events::error::EventError;
 use recon_history::alert::Alert;
 use recon_history::history::DEFAULT_ATHENA_DATABASE;
+use recon_history::metrics::{DEFAULT_NAMESPACE, emf_lines};
 use recon_history::run_record::{LedgerWrites, RunRecord};
 
 /// Version of the plan document.
@@ -168,6 +169,10 @@ pub struct MergeOutput {
     pub reports: Vec<PairOutcome>,
     /// How many pairs the run reported.
     pub report_count: usize,
+    /// The run's CloudWatch metrics as Embedded Metric Format lines, for the function
+    /// to print (not part of the state's payload).
+    #[serde(skip)]
+    pub metrics: Vec<String>,
 }
 
 /// The engine's error for an event that did not parse: the same variant and message.
@@ -325,6 +330,8 @@ pub struct Pipeline {
     /// The key of masked values' tokens (the hash step needs it for a pair that
     /// masks a column).
     pub mask_key: Option<MaskKey>,
+    /// The CloudWatch namespace of the merge's metrics (`RECON_METRICS_NAMESPACE`).
+    pub metrics_namespace: String,
 }
 
 impl Pipeline {
@@ -336,6 +343,7 @@ impl Pipeline {
             index: MemoryBudget::for_indexes(),
             athena_database: DEFAULT_ATHENA_DATABASE.into(),
             mask_key: None,
+            metrics_namespace: DEFAULT_NAMESPACE.into(),
             storage,
             catalog,
             bucket: bucket.to_string(),
@@ -668,6 +676,23 @@ impl Pipeline {
         // (a retried merge writes the same ledger key).
         let finished = record.finish().await?;
         let written = &finished.reports;
+        let now = chrono::Utc::now();
+        let started = written
+            .first()
+            .and_then(|(r, _)| chrono::DateTime::parse_from_rfc3339(&r.started_at).ok());
+        let duration = started.map_or(0.0, |s| {
+            (now - s.with_timezone(&chrono::Utc))
+                .num_milliseconds()
+                .max(0) as f64
+                / 1000.0
+        });
+        let metrics = emf_lines(
+            &self.metrics_namespace,
+            &input.run_id,
+            written,
+            duration,
+            now.timestamp_millis(),
+        );
         let mut reports: Vec<PairOutcome> = written
             .iter()
             .map(|(r, l)| PairOutcome {
@@ -696,6 +721,7 @@ impl Pipeline {
             alert: finished.alert,
             reports,
             report_count,
+            metrics,
         })
     }
 }

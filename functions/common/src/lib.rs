@@ -30,6 +30,8 @@ pub const RECON_LEDGER_DATABASE: &str = "RECON_LEDGER_DATABASE";
 /// The Secrets Manager secret (ARN) holding the key of masked values' tokens
 /// (recon-hash).
 pub const RECON_MASK_KEY_SECRET: &str = "RECON_MASK_KEY_SECRET";
+/// The CloudWatch namespace of recon-merge's metrics; unset or empty: `glue-recon`.
+pub const RECON_METRICS_NAMESPACE: &str = "RECON_METRICS_NAMESPACE";
 /// The Glue jobs the trigger's sweep looks at (comma-separated).
 pub use recon_events::trigger::SWEEP_GLUE_JOBS;
 /// The trigger's sweep window in hours.
@@ -138,10 +140,15 @@ pub(crate) async fn pipeline_from_env(function: &str) -> Result<Pipeline, Functi
     {
         pipeline.athena_database = database;
     }
-    if let Some(secret) = std::env::var(RECON_MASK_KEY_SECRET)
+    if let Some(namespace) = std::env::var(RECON_METRICS_NAMESPACE)
         .ok()
-        .filter(|s| !s.trim().is_empty())
+        .filter(|n| !n.trim().is_empty())
     {
+        pipeline.metrics_namespace = namespace;
+    }
+    // Only recon-hash masks values, and only its role may read the secret.
+    let secret = std::env::var(RECON_MASK_KEY_SECRET).ok();
+    if let Some(secret) = secret.filter(|s| !s.trim().is_empty() && function == "recon-hash") {
         pipeline.mask_key = Some(recon_aws::secrets::mask_key(&conf, &secret).await?);
     }
     Ok(pipeline)

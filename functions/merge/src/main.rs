@@ -1,6 +1,7 @@
 //! recon-merge: the lookup output -> every partial of the run -> report.json,
 //! report.html and diffs.parquet under `reports/<pair>/<run_id>/` -> the verdict,
-//! the report URIs and the alert (`MergeOutput`) for the state machine to publish.
+//! the report URIs and the alert (`MergeOutput`) for the state machine to publish,
+//! and the run's CloudWatch metrics as Embedded Metric Format lines on stdout.
 
 use recon_functions::FunctionError;
 use recon_pipeline::{MergeOutput, Pipeline, parse_lookup_output};
@@ -10,7 +11,12 @@ async fn handle(
     event: serde_json::Value,
 ) -> Result<MergeOutput, FunctionError> {
     let input = parse_lookup_output(event)?;
-    Ok(pipeline.merge(&input).await?)
+    let output = pipeline.merge(&input).await?;
+    // Embedded Metric Format: CloudWatch Logs makes metrics of these lines.
+    for line in &output.metrics {
+        println!("{line}");
+    }
+    Ok(output)
 }
 
 #[tokio::main]
