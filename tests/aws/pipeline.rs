@@ -139,6 +139,19 @@ async fn lookup_hash_merge_on_moto_match_a_local_run() {
     assert_eq!(merged.alert.attributes.status, local.status.to_string());
     assert_eq!(merged.alert.attributes.pair, r#"["orders"]"#);
     assert!(merged.alert.message.contains(&merged.html_uri));
+    // The run's metrics: one Embedded Metric Format line for the pair, one for the run.
+    assert_eq!(merged.metrics.len(), 2, "{:?}", merged.metrics);
+    let pair: Value = serde_json::from_str(&merged.metrics[0]).unwrap();
+    assert_eq!(pair["pair"], "orders");
+    assert_eq!(pair["status"], local.status.to_string());
+    assert_eq!(pair["SourceRows"], local.totals.source_rows as f64);
+    assert_eq!(pair["Mismatch"], local.totals.mismatch as f64);
+    assert_eq!(
+        pair["_aws"]["CloudWatchMetrics"][0]["Dimensions"],
+        serde_json::json!([["pair", "status"]])
+    );
+    let run: Value = serde_json::from_str(&merged.metrics[1]).unwrap();
+    assert_eq!(run["Pairs"], 1.0);
     // The offending keys' Athena statements name the deployed ledger database.
     assert!(
         merged

@@ -80,6 +80,9 @@ def test_on_demand_run_reports_what_a_local_run_reports_and_alerts(e: E2E):
     assert f"CREATE EXTERNAL TABLE IF NOT EXISTS {LEDGER_DATABASE}.diffs_" in alert["Message"], alert["Message"]
     logs = Path(e.watch.log.name).read_text(errors="replace")
     assert "recon-merge" in logs and "@example.com" not in logs, "nor the functions' logs"
+    emf = [json.loads(line[line.index('{"') :]) for line in logs.splitlines() if '"_aws"' in line and '{"' in line]
+    assert any(m.get("pair") == PAIR and m.get("status") == "FAIL" for m in emf), "the merge's EMF line of the pair"
+    assert any("PairsFailed" in m for m in emf), "the merge's EMF line of the run"
     assert "@example.com" not in json.dumps(report), "nor the report"
     print(f"     on-demand execution of {len(e.partitions)} partitions: {elapsed:.1f} s")
 
