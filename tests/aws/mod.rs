@@ -8,6 +8,7 @@ mod lookup_scale;
 mod masking;
 mod moto;
 mod pipeline;
+mod projection;
 mod range_reads;
 mod scale;
 mod sweep;

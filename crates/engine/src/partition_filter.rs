@@ -307,6 +307,35 @@ impl Filter {
         }
     }
 
+    /// Whether a partition whose `known` columns hold these values may match, whatever
+    /// its other columns hold: false only when the filter is false for every value of
+    /// the columns not in `known`. Listing a table by prefix uses it to skip prefixes.
+    pub fn may_match(&self, known: &[(String, Option<String>)]) -> bool {
+        self.decided(known) != Some(false)
+    }
+
+    /// The filter's value when `known` decides it, `None` when it depends on a column
+    /// not in `known`.
+    fn decided(&self, known: &[(String, Option<String>)]) -> Option<bool> {
+        match self {
+            Filter::And(a, b) => match (a.decided(known), b.decided(known)) {
+                (Some(false), _) | (_, Some(false)) => Some(false),
+                (Some(true), Some(true)) => Some(true),
+                _ => None,
+            },
+            Filter::Or(a, b) => match (a.decided(known), b.decided(known)) {
+                (Some(true), _) | (_, Some(true)) => Some(true),
+                (Some(false), Some(false)) => Some(false),
+                _ => None,
+            },
+            Filter::Not(a) => a.decided(known).map(|v| !v),
+            Filter::Compare(c, _, _) | Filter::In(c, _) => known
+                .iter()
+                .any(|(k, _)| k == c)
+                .then(|| self.matches(known)),
+        }
+    }
+
     /// Evaluate against a partition's `(column, value)` pairs (column names lower-case).
     /// A column the partition lacks, or a NULL value, makes its comparison false.
     pub fn matches(&self, partition: &[(String, Option<String>)]) -> bool {
@@ -368,6 +397,17 @@ mod tests {
                 .unwrap()
                 .matches(&p(&[("hour", "3")]))
         );
+    }
+
+    #[test]
+    fn a_filter_is_decided_by_the_columns_it_knows_or_may_match() {
+        let f = Filter::parse("region = 'eu' AND (dt >= '2024-01-03' OR NOT hour < 5)").unwrap();
+        assert!(!f.may_match(&p(&[("region", "us")])));
+        assert!(f.may_match(&p(&[("region", "eu")])));
+        assert!(f.may_match(&p(&[("region", "eu"), ("dt", "2024-01-01")])));
+        assert!(!f.may_match(&p(&[("region", "eu"), ("dt", "2024-01-01"), ("hour", "4")])));
+        assert!(!f.may_match(&p(&[("dt", "2024-01-01"), ("hour", "4")])));
+        assert!(Filter::parse("NOT dt = 'x'").unwrap().may_match(&[]));
     }
 
     #[test]

@@ -112,8 +112,8 @@ fn is_data_file(name: &str) -> bool {
     }
 }
 
-/// Percent-decode a Hive partition value.
-pub(crate) fn url_decode(s: &str) -> String {
+/// Percent-decode a Hive partition value (`a%2Fb` is `a/b`).
+pub fn url_decode(s: &str) -> String {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;

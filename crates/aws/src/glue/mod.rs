@@ -4,7 +4,11 @@
 //! `Expression`) gives each partition's
 //! values and its own location, which is honoured even when it lies outside the
 //! table's location. Files are listed on S3.
+//! A table with partition projection has no registered partitions; its files are
+//! found by listing the prefixes its projection rules allow ([`projection`]).
 //! GetJobRun gives the arguments of a job run (the partitions a run names).
+
+mod projection;
 
 use std::sync::Arc;
 
@@ -14,10 +18,12 @@ use futures::future::BoxFuture;
 use futures::{FutureExt, StreamExt};
 
 use crate::map_sdk_error;
+use projection::Projection;
 use recon_aws_client::job_permission_hint;
 use recon_engine::catalog::Catalog;
 use recon_engine::error::{ReconError, Result};
-use recon_engine::storage::{FileRef, Storage};
+use recon_engine::partition_filter::Filter;
+use recon_engine::storage::{FileRef, ObjectStore, Storage};
 use recon_engine::table::{
     PartitionValues, TableFile, TableListing, list_table, parse_relative_path, s3_form,
 };
@@ -102,6 +108,17 @@ impl GlueCatalog {
             listing.location = uri;
             return Ok(listing);
         }
+        let now = chrono::Utc::now().naive_utc();
+        if let Some(projection) =
+            Projection::from_table(t.parameters(), &keys, &location, &uri, now)?
+        {
+            let files = projected_files(&projection, store.as_ref(), filter, requested, &uri).await?;
+            return Ok(TableListing {
+                location: uri,
+                partition_columns: keys,
+                files,
+            });
+        }
         let typed: Vec<(String, String)> = t
             .partition_keys()
             .iter()
@@ -176,11 +193,13 @@ impl GlueCatalog {
         };
         let listed: Vec<Result<Vec<TableFile>>> = futures::stream::iter(wanted)
             .map(|(values, part_location)| {
-                let (store, uri) = (store.clone(), uri.clone());
+                let store = store.clone();
                 let table_objects = table_objects
                     .clone()
                     .filter(|_| part_location.starts_with(&table_root));
                 async move {
+                    // A registered partition with no files is an empty partition
+                    // of this side: its rows on the other side are missing.
                     let found = match table_objects {
                         Some(all) => {
                             let prefix = format!("{}/", part_location.trim_end_matches('/'));
@@ -196,15 +215,6 @@ impl GlueCatalog {
                             data_files(store.list(&part_location).await?, &part_location, &values)
                         }
                     };
-                    if found.is_empty() {
-                        return Err(ReconError::TableNotFound {
-                            location: part_location,
-                            reason: format!(
-                                "partition {} of {uri} has no data files at its location",
-                                hive_path(&values)
-                            ),
-                        });
-                    }
                     Ok(found)
                 }
             })
@@ -222,6 +232,67 @@ impl GlueCatalog {
             files,
         })
     }
+}
+
+/// The data files of a table with partition projection: the prefixes the projection
+/// allows (with the pair's `filter` and the `requested` partition labels) are
+/// listed, and each object whose path gives values the rules accept, the filter
+/// matches and a requested label names is a file of that partition.
+async fn projected_files(
+    projection: &Projection,
+    store: &dyn ObjectStore,
+    filter: Option<&str>,
+    requested: Option<&[String]>,
+    table: &str,
+) -> Result<Vec<TableFile>> {
+    let filter = filter
+        .map(|f| {
+            Filter::parse(f).map_err(|e| {
+                ReconError::InvalidInput(format!(
+                    "{table}: {e} (the table uses partition projection, so glue-recon evaluates \
+                     the filter itself: =, <>, <, <=, >, >=, IN, BETWEEN, AND, OR, NOT)"
+                ))
+            })
+        })
+        .transpose()?;
+    if let Some(f) = &filter
+        && let Some(c) = f.columns().into_iter().find(|c| !projection.has_key(c))
+    {
+        return Err(ReconError::InvalidInput(format!(
+            "{table}: the partition_filter names `{c}`, which is not a partition key of the \
+             table (its keys: {})",
+            projection.keys().join(", ")
+        )));
+    }
+    let requested: Option<Vec<_>> =
+        requested.map(|labels| labels.iter().filter_map(|l| projection.label_values(l)).collect());
+    let prefixes = projection.prefixes(filter.as_ref(), requested.as_deref());
+    let listed: Vec<Result<Vec<FileRef>>> = futures::stream::iter(prefixes)
+        .map(|prefix| async move { store.list(&prefix).await })
+        .buffered(LISTINGS_IN_FLIGHT)
+        .collect()
+        .await;
+    let mut files = Vec::new();
+    for objects in listed {
+        for file in objects? {
+            let Some((values, end)) = projection.partition_of(&file.uri) else {
+                continue;
+            };
+            let wanted = filter.as_ref().is_none_or(|f| f.matches(&values))
+                && requested
+                    .as_ref()
+                    .is_none_or(|parts| parts.contains(&values));
+            if wanted && parse_relative_path(&file.uri[end..]).is_some() {
+                files.push(TableFile {
+                    file,
+                    partition: values,
+                });
+            }
+        }
+    }
+    files.sort_by(|a, b| a.file.uri.cmp(&b.file.uri));
+    files.dedup_by(|a, b| a.file.uri == b.file.uri);
+    Ok(files)
 }
 
 /// Why a catalog table is not a table of plain Parquet files, if it is not: a table
