@@ -79,7 +79,13 @@ async fn table(
 ) {
     let sd = StorageDescriptor::builder()
         .location(location)
-        .columns(Column::builder().name("id").r#type("bigint").build().unwrap())
+        .columns(
+            Column::builder()
+                .name("id")
+                .r#type("bigint")
+                .build()
+                .unwrap(),
+        )
         .build();
     let mut input = TableInput::builder()
         .name(name)
@@ -128,8 +134,14 @@ async fn a_projected_table_reconciles_like_its_partitions_registered() {
     }
     std::fs::remove_dir_all(dir.path().join("target").join(format!("dt={empty}"))).unwrap();
     for dt in &dts {
-        moto::partition(&glue, &db, "registered", &[dt], &format!("s3://{bucket}/tgt/{dt}/data/"))
-            .await;
+        moto::partition(
+            &glue,
+            &db,
+            "registered",
+            &[dt],
+            &format!("s3://{bucket}/tgt/{dt}/data/"),
+        )
+        .await;
     }
     let range = format!("{},NOW", dts[0]);
     let template = format!("s3a://{bucket}/tgt/${{dt}}/data");
@@ -162,8 +174,10 @@ async fn a_projected_table_reconciles_like_its_partitions_registered() {
 
     let store = Listed::new(&conf);
     let storage = Storage::with_s3(store.clone());
-    let catalog: Arc<dyn Catalog> =
-        Arc::new(GlueCatalog::new(aws_sdk_glue::Client::new(&conf), storage.clone()));
+    let catalog: Arc<dyn Catalog> = Arc::new(GlueCatalog::new(
+        aws_sdk_glue::Client::new(&conf),
+        storage.clone(),
+    ));
     let opts = RunOptions {
         storage,
         catalog: Some(catalog),
@@ -174,8 +188,14 @@ async fn a_projected_table_reconciles_like_its_partitions_registered() {
     let mut totals = Vec::new();
     for target in ["registered", "projected"] {
         let config = text
-            .replace("source = \"source\"", &format!("source = \"s3://{bucket}/source/\""))
-            .replace("target = \"target\"", &format!("target = \"glue://{db}/{target}\""));
+            .replace(
+                "source = \"source\"",
+                &format!("source = \"s3://{bucket}/source/\""),
+            )
+            .replace(
+                "target = \"target\"",
+                &format!("target = \"glue://{db}/{target}\""),
+            );
         let config = Config::parse(&config, "aws.toml").unwrap();
         let report = run_pair(&config.pairs[0], &config.defaults, &opts)
             .await
@@ -184,17 +204,20 @@ async fn a_projected_table_reconciles_like_its_partitions_registered() {
         let partitions: Vec<_> = report
             .partitions
             .iter()
-            .map(|p| (p.partition.clone(), p.totals.clone()))
+            .map(|p| (p.partition.clone(), p.totals))
             .collect();
-        totals.push((target, report.totals.clone(), partitions));
+        totals.push((target, report.totals, partitions));
     }
     let local_partitions: Vec<_> = local
         .partitions
         .iter()
-        .map(|p| (p.partition.clone(), p.totals.clone()))
+        .map(|p| (p.partition.clone(), p.totals))
         .collect();
     for (target, t, partitions) in &totals {
-        assert_eq!(*t, local.totals, "{target} totals differ from the local run");
+        assert_eq!(
+            *t, local.totals,
+            "{target} totals differ from the local run"
+        );
         assert_eq!(*partitions, local_partitions, "{target} partitions differ");
     }
     // The projected table was found by listing its template's root once.
@@ -238,13 +261,26 @@ async fn a_filter_lists_only_the_prefixes_of_the_partitions_it_allows() {
     moto::database(&glue, &db).await;
     let regions = ["eu", "us", "ap"];
     let days = ["2024-03-01", "2024-03-02", "2024-03-03", "2024-03-04"];
-    table(&glue, &db, "registered", &format!("s3://{bucket}/events/"), &["region", "dt"], &[])
-        .await;
+    table(
+        &glue,
+        &db,
+        "registered",
+        &format!("s3://{bucket}/events/"),
+        &["region", "dt"],
+        &[],
+    )
+    .await;
     let mut n = 0;
     for region in regions {
         for dt in days {
             let prefix = format!("events/{region}/{}", dt.replace('-', "/"));
-            moto::put(&s3, &bucket, &format!("{prefix}/part-0.parquet"), parquet(&[n, n + 1])).await;
+            moto::put(
+                &s3,
+                &bucket,
+                &format!("{prefix}/part-0.parquet"),
+                parquet(&[n, n + 1]),
+            )
+            .await;
             moto::put(&s3, &bucket, &format!("{prefix}/_SUCCESS"), Vec::new()).await;
             n += 2;
             moto::partition(
@@ -259,8 +295,18 @@ async fn a_filter_lists_only_the_prefixes_of_the_partitions_it_allows() {
     }
     // Files the projection does not see: a region outside the enum, a day outside
     // the range, a day not in the format.
-    for stray in ["events/sa/2024/03/01", "events/eu/2024/02/29", "events/eu/2024/3/05"] {
-        moto::put(&s3, &bucket, &format!("{stray}/part-0.parquet"), parquet(&[999])).await;
+    for stray in [
+        "events/sa/2024/03/01",
+        "events/eu/2024/02/29",
+        "events/eu/2024/3/05",
+    ] {
+        moto::put(
+            &s3,
+            &bucket,
+            &format!("{stray}/part-0.parquet"),
+            parquet(&[999]),
+        )
+        .await;
     }
     let template = format!("s3://{bucket}/events/${{region}}/${{dt}}/");
     table(
@@ -323,19 +369,45 @@ async fn a_filter_lists_only_the_prefixes_of_the_partitions_it_allows() {
     // listing of the template's root. The dash-format table sees nothing: its
     // template gives no folder that exists.
     let all = catalog.resolve(&db, "slashed", None, None).await.unwrap();
-    assert_eq!(all.files.len(), regions.len() * days.len(), "{:?}", all.files);
+    assert_eq!(
+        all.files.len(),
+        regions.len() * days.len(),
+        "{:?}",
+        all.files
+    );
     assert_eq!(all.partition_columns, vec!["region", "dt"]);
     assert_eq!(store.take(), vec![format!("s3://{bucket}/events/")]);
-    let registered = catalog.resolve(&db, "registered", None, None).await.unwrap();
+    let registered = catalog
+        .resolve(&db, "registered", None, None)
+        .await
+        .unwrap();
     store.take();
     assert_eq!(partitions(&all), partitions(&registered));
     let dashed = catalog.resolve(&db, "projected", None, None).await.unwrap();
     assert!(dashed.files.is_empty(), "{:?}", dashed.files);
     store.take();
 
-    // A filter: two regions, the last two days. Four folders listed, four files.
-    let filter = "region IN ('eu', 'us') AND dt >= '2024/03/03'";
-    let some = catalog.resolve(&db, "slashed", Some(filter), None).await.unwrap();
+    // Two regions from 3 March on: the days up to NOW are too many folders, so the
+    // two regions' folders are listed.
+    let open = "region IN ('eu', 'us') AND dt >= '2024/03/03'";
+    let some = catalog
+        .resolve(&db, "slashed", Some(open), None)
+        .await
+        .unwrap();
+    assert_eq!(
+        store.take(),
+        vec![
+            format!("s3://{bucket}/events/eu/"),
+            format!("s3://{bucket}/events/us/")
+        ]
+    );
+    assert_eq!(some.files.len(), 4);
+    // Two regions, two days: four folders listed, four files.
+    let filter = "region IN ('eu', 'us') AND dt BETWEEN '2024/03/03' AND '2024/03/04'";
+    let some = catalog
+        .resolve(&db, "slashed", Some(filter), None)
+        .await
+        .unwrap();
     let listed = store.take();
     let mut expected = Vec::new();
     for r in ["eu", "us"] {
@@ -357,8 +429,14 @@ async fn a_filter_lists_only_the_prefixes_of_the_partitions_it_allows() {
         "region=ap/dt=2024/03/02".to_string(),
         "region=sa/dt=2024/03/01".to_string(),
     ];
-    let one = catalog.resolve(&db, "slashed", None, Some(&labels)).await.unwrap();
-    assert_eq!(store.take(), vec![format!("s3://{bucket}/events/ap/2024/03/02/")]);
+    let one = catalog
+        .resolve(&db, "slashed", None, Some(&labels))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.take(),
+        vec![format!("s3://{bucket}/events/ap/2024/03/02/")]
+    );
     assert_eq!(one.files.len(), 1);
 
     // A filter on a column that is not a partition key is refused, naming the table.

@@ -112,7 +112,8 @@ impl GlueCatalog {
         if let Some(projection) =
             Projection::from_table(t.parameters(), &keys, &location, &uri, now)?
         {
-            let files = projected_files(&projection, store.as_ref(), filter, requested, &uri).await?;
+            let files =
+                projected_files(&projection, store.as_ref(), filter, requested, &uri).await?;
             return Ok(TableListing {
                 location: uri,
                 partition_columns: keys,
@@ -264,8 +265,12 @@ async fn projected_files(
             projection.keys().join(", ")
         )));
     }
-    let requested: Option<Vec<_>> =
-        requested.map(|labels| labels.iter().filter_map(|l| projection.label_values(l)).collect());
+    let requested: Option<Vec<_>> = requested.map(|labels| {
+        labels
+            .iter()
+            .filter_map(|l| projection.label_values(l))
+            .collect()
+    });
     let prefixes = projection.prefixes(filter.as_ref(), requested.as_deref());
     let listed: Vec<Result<Vec<FileRef>>> = futures::stream::iter(prefixes)
         .map(|prefix| async move { store.list(&prefix).await })

@@ -254,7 +254,11 @@ impl Projection {
     /// key whose values cannot be enumerated (injected, or a range of more than
     /// [`MAX_ENUMERATED`]) ends the expansion. Without a narrowing the one folder
     /// before the first key is listed. No prefix: no partition can match.
-    pub(crate) fn prefixes(&self, filter: Option<&Filter>, requested: Option<&[Known]>) -> Vec<String> {
+    pub(crate) fn prefixes(
+        &self,
+        filter: Option<&Filter>,
+        requested: Option<&[Known]>,
+    ) -> Vec<String> {
         let mut states: Vec<(String, Known)> = vec![(String::new(), Vec::new())];
         // The prefixes after the last key that left a value out (and the literal
         // after it): keys expanded past it would only multiply the listings.
@@ -290,7 +294,8 @@ impl Projection {
                 break;
             }
             let mut next = Vec::new();
-            let mut pruned = false;
+            // Requested partitions name their values: a narrowing by themselves.
+            let mut pruned = requested.is_some();
             for (text, known) in &states {
                 for v in &candidates {
                     let mut known = known.clone();
@@ -439,7 +444,10 @@ fn parse_template(text: &str, keys: &[String], params: &Params<'_>) -> Result<Ve
             )
         })?;
         if std::mem::replace(&mut seen[k], true) {
-            return Err(params.bad(NAME, &format!("names `${{{name}}}` twice; name each key once")));
+            return Err(params.bad(
+                NAME,
+                &format!("names `${{{name}}}` twice; name each key once"),
+            ));
         }
         parts.push(Part::Key(k));
         rest = &rest[start + close + 1..];
@@ -450,15 +458,25 @@ fn parse_template(text: &str, keys: &[String], params: &Params<'_>) -> Result<Ve
     if let Some(k) = seen.iter().position(|s| !s) {
         return Err(params.bad(
             NAME,
-            &format!("does not name the partition key `${{{}}}`; name every key", keys[k]),
+            &format!(
+                "does not name the partition key `${{{}}}`; name every key",
+                keys[k]
+            ),
         ));
     }
     match parts.first_mut() {
         Some(Part::Literal(root)) => match s3_form(root) {
             Some(s3) => *root = s3,
-            None => return Err(params.bad(NAME, &format!("is `{text}`, which is not on S3 (s3://)"))),
+            None => {
+                return Err(params.bad(NAME, &format!("is `{text}`, which is not on S3 (s3://)")));
+            }
         },
-        _ => return Err(params.bad(NAME, &format!("is `{text}`; it must start with s3://bucket/"))),
+        _ => {
+            return Err(params.bad(
+                NAME,
+                &format!("is `{text}`; it must start with s3://bucket/"),
+            ));
+        }
     }
     Ok(parts)
 }
@@ -478,7 +496,10 @@ impl Rule {
                 let bounds: Vec<Option<i64>> =
                     range.split(',').map(|b| b.trim().parse().ok()).collect();
                 let [Some(min), Some(max)] = bounds[..] else {
-                    return Err(params.bad(&range_name, &format!("is `{range}`; use `min,max`, two integers")));
+                    return Err(params.bad(
+                        &range_name,
+                        &format!("is `{range}`; use `min,max`, two integers"),
+                    ));
                 };
                 let digits = match params.get(&name("digits")) {
                     None => None,
@@ -537,7 +558,11 @@ impl Rule {
                     return None;
                 }
                 let count = count.max(0) as i64;
-                Some((0..count).map(|i| integer_text(min + i * interval, *digits)).collect())
+                Some(
+                    (0..count)
+                        .map(|i| integer_text(min + i * interval, *digits))
+                        .collect(),
+                )
             }
             Rule::Date(d) => d.enumerate(),
             Rule::Injected => None,
@@ -587,7 +612,10 @@ impl DateRule {
             unit,
         };
         let range_name = name("range");
-        let range = params.required(&range_name, "`start,end` (dates in the format, or NOW-3YEARS)")?;
+        let range = params.required(
+            &range_name,
+            "`start,end` (dates in the format, or NOW-3YEARS)",
+        )?;
         let bounds: Vec<&str> = range.split(',').collect();
         let [start, end] = bounds[..] else {
             return Err(params.bad(&range_name, &format!("is `{range}`; use `start,end`")));
@@ -672,7 +700,9 @@ impl DateRule {
             if out.last() != Some(&text) {
                 out.push(text);
             }
-            t = self.unit.add(self.start, self.interval.checked_mul(steps as i64)?)?;
+            t = self
+                .unit
+                .add(self.start, self.interval.checked_mul(steps as i64)?)?;
         }
         Some(out)
     }
@@ -855,7 +885,9 @@ mod tests {
         )
         .unwrap()
         .unwrap();
-        let (values, _) = p.partition_of("s3://b/t/hour=07/src=a%2Fb/f.parquet").unwrap();
+        let (values, _) = p
+            .partition_of("s3://b/t/hour=07/src=a%2Fb/f.parquet")
+            .unwrap();
         assert_eq!(values, known(&[("hour", "07"), ("src", "a/b")]));
         assert!(p.partition_of("s3://b/t/hour=7/src=a/f.parquet").is_none());
         assert!(p.partition_of("s3://b/t/hour=24/src=a/f.parquet").is_none());
@@ -881,8 +913,14 @@ mod tests {
         .unwrap();
         let f = Filter::parse("ts = '2024-01-10-13-00'").unwrap();
         assert_eq!(p.prefixes(Some(&f), None), vec!["s3://b/t/"]);
-        assert!(p.partition_of("s3://b/t/ts=2024-01-10-13-00/f.parquet").is_some());
-        assert!(p.partition_of("s3://b/t/ts=2021-01-10-13-29/f.parquet").is_none());
+        assert!(
+            p.partition_of("s3://b/t/ts=2024-01-10-13-00/f.parquet")
+                .is_some()
+        );
+        assert!(
+            p.partition_of("s3://b/t/ts=2021-01-10-13-29/f.parquet")
+                .is_none()
+        );
     }
 
     #[test]
@@ -893,15 +931,24 @@ mod tests {
             projection(&all, &["dt"]).unwrap_err().to_string()
         };
         let m = msg(&[]);
-        assert!(m.contains("glue://d/t") && m.contains("`projection.dt.type` is missing"), "{m}");
+        assert!(
+            m.contains("glue://d/t") && m.contains("`projection.dt.type` is missing"),
+            "{m}"
+        );
         let m = msg(&[("projection.dt.type", "range")]);
-        assert!(m.contains("`range`; use enum, integer, date or injected"), "{m}");
+        assert!(
+            m.contains("`range`; use enum, integer, date or injected"),
+            "{m}"
+        );
         let m = msg(&[
             ("projection.dt.type", "date"),
             ("projection.dt.format", "yyyy-MM-dd"),
             ("projection.dt.range", "2024-01-01,LATER"),
         ]);
-        assert!(m.contains("projection.dt.range") && m.contains("`LATER`"), "{m}");
+        assert!(
+            m.contains("projection.dt.range") && m.contains("`LATER`"),
+            "{m}"
+        );
         let m = msg(&[
             ("projection.dt.type", "date"),
             ("projection.dt.format", "yyyy-ww"),
