@@ -30,7 +30,7 @@ pub use recon_engine::{
 };
 pub use recon_events::{bounded, contract, trigger};
 pub use recon_history::{
-    alert, dashboard, drift, history, ledger, resolution, run_marker, run_record,
+    alert, completion, dashboard, drift, history, ledger, resolution, run_marker, run_record,
 };
 pub use recon_pipeline as pipeline;
 

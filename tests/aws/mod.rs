@@ -4,6 +4,7 @@
 
 mod bad_input;
 mod cli;
+mod events;
 mod lookup_scale;
 mod masking;
 mod moto;

@@ -33,7 +33,7 @@ pub async fn pipeline(bucket: &str) -> Pipeline {
 
 /// Every manifest item of a lookup through hash (as the Distributed Map would),
 /// except those whose item id is in `skip`.
-async fn hash_all(p: &Pipeline, out: &LookupOutput, skip: &[String]) -> Vec<Value> {
+pub(super) async fn hash_all(p: &Pipeline, out: &LookupOutput, skip: &[String]) -> Vec<Value> {
     let conf = moto::sdk_config().await;
     let manifest: Vec<Value> =
         serde_json::from_slice(&moto::get(&moto::s3(&conf), &out.bucket, &out.manifest_key).await)
@@ -52,7 +52,7 @@ async fn hash_all(p: &Pipeline, out: &LookupOutput, skip: &[String]) -> Vec<Valu
     results
 }
 
-async fn merge(p: &Pipeline, out: &LookupOutput) -> MergeOutput {
+pub(super) async fn merge(p: &Pipeline, out: &LookupOutput) -> MergeOutput {
     // The state machine passes the lookup output on as JSON.
     let event = serde_json::to_value(out).unwrap();
     p.merge(&parse_lookup_output(event).unwrap())

@@ -51,6 +51,15 @@ def request_of(call: AwsCall) -> Request:
             return Request(f"glue:{op}", resources, {})
         if service == "secretsmanager":
             return Request(f"secretsmanager:{op}", [body.get("SecretId", "")], {})
+        if service == "AWSEvents" and op == "PutEvents":
+            entries = body.get("Entries", [])
+            buses = sorted({e.get("EventBusName") or "default" for e in entries})
+            sources = sorted({e.get("Source", "") for e in entries})
+            return Request(
+                "events:PutEvents",
+                [f"arn:aws:events:{REGION}:{ACCOUNT}:event-bus/{b}" for b in buses],
+                {"events:source": sources[0] if len(sources) == 1 else ",".join(sources)},
+            )
         if service == "AWSStepFunctions":
             return Request(f"states:{op}", [body.get("stateMachineArn", "")], {})
         return Request(f"unknown:{call.target}", [], {})
@@ -142,9 +151,10 @@ class Policies:
         for operator, tests in condition.items():
             for key, wanted in tests.items():
                 wanted = wanted if isinstance(wanted, list) else [wanted]
-                if operator != "StringLike" or key not in context:
+                if operator not in ("StringLike", "StringEquals") or key not in context:
                     return False
-                if not any(fnmatchcase(context[key], w) for w in wanted):
+                match = fnmatchcase if operator == "StringLike" else str.__eq__
+                if not any(match(context[key], w) for w in wanted):
                     return False
         return True
 

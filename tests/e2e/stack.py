@@ -164,6 +164,7 @@ class E2E:
                 STATE_MACHINE_ARN=self.machine,
                 RECON_LEDGER_DATABASE=LEDGER_DATABASE,
                 RECON_MASK_KEY_SECRET=self.mask_secret,
+                RECON_EVENT_BUS="default",
                 SWEEP_GLUE_JOBS=JOB,
                 RUST_LOG="info",
             )

@@ -3,7 +3,7 @@
 //! The AWS adapters of the engine's and the history's ports: [`s3::S3Store`]
 //! (`recon_engine::storage::ObjectStore` on S3), [`glue::GlueCatalog`]
 //! (`recon_engine::catalog::Catalog` on the Glue Data Catalog) and
-//! [`sns::SnsPublisher`] (alerts), and the masking key from Secrets Manager
+//! [`sns::SnsPublisher`] (alerts), [`events::EventBus`] (completion events), and the masking key from Secrets Manager
 //! ([`secrets::mask_key`]). Each is built from one shared
 //! [`aws_config::SdkConfig`] ([`load_config`]), so credentials, region, retries and an
 //! emulator endpoint (`AWS_ENDPOINT_URL`) are decided in one place.
@@ -16,6 +16,7 @@
 //! # }
 //! ```
 
+pub mod events;
 pub mod glue;
 pub mod s3;
 pub mod secrets;

@@ -7,6 +7,7 @@
 //! ([`history`]).
 
 pub mod alert;
+pub mod completion;
 pub mod dashboard;
 pub mod drift;
 pub mod history;

@@ -45,6 +45,7 @@ pub use recon_events::contract::{
 };
 use recon_events::error::EventError;
 use recon_history::alert::Alert;
+use recon_history::completion::{EventSink, completed};
 use recon_history::history::DEFAULT_ATHENA_DATABASE;
 use recon_history::metrics::{DEFAULT_NAMESPACE, emf_lines};
 use recon_history::run_record::{LedgerWrites, RunRecord};
@@ -332,6 +333,9 @@ pub struct Pipeline {
     pub mask_key: Option<MaskKey>,
     /// The CloudWatch namespace of the merge's metrics (`RECON_METRICS_NAMESPACE`).
     pub metrics_namespace: String,
+    /// Where the merge sends a "Reconciliation Completed" event per pair
+    /// (`RECON_EVENT_BUS`); `None` sends none.
+    pub events: Option<Arc<dyn EventSink>>,
 }
 
 impl Pipeline {
@@ -344,6 +348,7 @@ impl Pipeline {
             athena_database: DEFAULT_ATHENA_DATABASE.into(),
             mask_key: None,
             metrics_namespace: DEFAULT_NAMESPACE.into(),
+            events: None,
             storage,
             catalog,
             bucket: bucket.to_string(),
@@ -675,6 +680,17 @@ impl Pipeline {
         // Append the ledger and regenerate the dashboard: every run is recorded once
         // (a retried merge writes the same ledger key).
         let finished = record.finish().await?;
+        // After the reports and the ledger are written, so a rule's target finds them;
+        // a retried merge sends them again (consumers key on run id and pair).
+        if let Some(sink) = &self.events {
+            let events = completed(
+                &input.run_id,
+                &input.trigger,
+                &finished.reports,
+                &finished.not_run,
+            );
+            sink.send(&events).await?;
+        }
         let written = &finished.reports;
         let now = chrono::Utc::now();
         let started = written

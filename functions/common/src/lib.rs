@@ -32,6 +32,9 @@ pub const RECON_LEDGER_DATABASE: &str = "RECON_LEDGER_DATABASE";
 pub const RECON_MASK_KEY_SECRET: &str = "RECON_MASK_KEY_SECRET";
 /// The CloudWatch namespace of recon-merge's metrics; unset or empty: `glue-recon`.
 pub const RECON_METRICS_NAMESPACE: &str = "RECON_METRICS_NAMESPACE";
+/// The EventBridge bus recon-merge puts "Reconciliation Completed" events on; unset or
+/// empty: no events.
+pub const RECON_EVENT_BUS: &str = "RECON_EVENT_BUS";
 /// The Glue jobs the trigger's sweep looks at (comma-separated).
 pub use recon_events::trigger::SWEEP_GLUE_JOBS;
 /// The trigger's sweep window in hours.
@@ -145,6 +148,14 @@ pub(crate) async fn pipeline_from_env(function: &str) -> Result<Pipeline, Functi
         .filter(|n| !n.trim().is_empty())
     {
         pipeline.metrics_namespace = namespace;
+    }
+    if let Some(bus) = std::env::var(RECON_EVENT_BUS)
+        .ok()
+        .filter(|b| !b.trim().is_empty())
+    {
+        pipeline.events = Some(std::sync::Arc::new(recon_aws::events::EventBus::from_conf(
+            &conf, bus,
+        )));
     }
     // Only recon-hash masks values, and only its role may read the secret.
     let secret = std::env::var(RECON_MASK_KEY_SECRET).ok();
