@@ -115,7 +115,10 @@ async fn the_merge_puts_a_completion_event_a_rule_delivers_to_sqs() {
     assert_eq!(detail["complete"], true);
     assert_eq!(detail["trigger"], "on-demand");
     assert_eq!(detail["report_uri"], format!("s3://{bucket}/{report_key}"));
-    assert_eq!(detail["counts"], serde_json::to_value(report.totals).unwrap());
+    assert_eq!(
+        detail["counts"],
+        serde_json::to_value(report.totals).unwrap()
+    );
     assert!(report.totals.mismatch > 0);
     assert_eq!(detail["target"], format!("glue://{db}/target"));
     // Counts and locations only: no masked (or any) row value.

@@ -626,6 +626,25 @@ def test_merge_role_has_no_glue_grants_and_names_the_deployed_ledger_database():
     assert '"RECON_LEDGER_DATABASE"' in common, "recon-functions no longer reads RECON_LEDGER_DATABASE"
 
 
+def test_merge_puts_its_completion_events_on_the_default_bus_only():
+    template = load_template()
+    st = role_statements(template, "MergeRole")["PutCompletionEvents"]
+    assert st["Action"] == "events:PutEvents", st
+    assert st["Resource"] == {
+        "Fn::Sub": "arn:${AWS::Partition}:events:${AWS::Region}:${AWS::AccountId}:event-bus/default"
+    }, st
+    assert st["Condition"] == {"StringEquals": {"events:source": "glue-recon"}}, st
+    env = template["Resources"]["MergeFunction"]["Properties"]["Environment"]["Variables"]
+    assert env["RECON_EVENT_BUS"] == "default", env
+    for role in ("TriggerRole", "LookupRole", "HashRole", "StateMachineRole"):
+        for sid, s in role_statements(template, role).items():
+            assert not [a for a in as_list(s["Action"]) if a.startswith("events:Put")], f"{role} {sid}"
+    common = (ROOT / "functions" / "common" / "src" / "lib.rs").read_text(encoding="utf-8")
+    assert '"RECON_EVENT_BUS"' in common, "recon-functions no longer reads RECON_EVENT_BUS"
+    completion = (ROOT / "crates" / "history" / "src" / "completion.rs").read_text(encoding="utf-8")
+    assert 'SOURCE: &str = "glue-recon"' in completion, "the events' source changed; change the condition too"
+
+
 def test_work_bucket_removes_expired_delete_markers():
     rules = load_template()["Resources"]["WorkBucket"]["Properties"]["LifecycleConfiguration"]["Rules"]
     markers = [r for r in rules if r.get("ExpiredObjectDeleteMarker") is True]
