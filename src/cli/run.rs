@@ -156,6 +156,12 @@ pub async fn run_pairs(
     // The run is recorded: it is no longer unfinished when the dashboard is drawn.
     marker.remove(&opts.storage, &root).await?;
     let finished = record.finish().await?;
+    glue_recon::catalog::record_statuses(
+        opts.catalog.as_deref(),
+        &pairs.iter().collect::<Vec<_>>(),
+        finished.reports.iter().map(|(r, _)| r),
+    )
+    .await?;
     // Every pair in the order of the run: its report, or why it did not run.
     let outcomes: Vec<PairOutput> = pairs
         .iter()

@@ -14,6 +14,7 @@
 //! partition_filter = "dt >= '2024-01-01'" # Glue expression syntax
 //! glue_jobs = ["orders-etl"]              # jobs whose success triggers this pair
 //! partitions_from_argument = "--partitions" # a job run reconciles only the partitions it names
+//! catalog_status = true                   # the verdict as parameters of the target's Glue table
 //!
 //! [pair.columns.amount]
 //! abs_tolerance = 0.01
@@ -132,6 +133,11 @@ pub struct PairConfig {
     /// (`recon_pipeline::job_run_partitions` reads the value). Unset: the whole table.
     #[serde(default)]
     pub partitions_from_argument: Option<String>,
+    /// Write each run's verdict as parameters of the target's Glue table
+    /// (`glue_recon.last_status`, `glue_recon.last_run_id`, `glue_recon.last_run_at`),
+    /// so the Glue console shows it next to the table. Needs a `glue://` target.
+    #[serde(default)]
+    pub catalog_status: bool,
     /// Overrides `defaults.sample_limit`.
     #[serde(default)]
     pub sample_limit: Option<usize>,
@@ -448,6 +454,14 @@ impl Config {
             }
             if pair.source.trim().is_empty() || pair.target.trim().is_empty() {
                 return Err(invalid(format!("{at}: `source` and `target` must be set")));
+            }
+            if pair.catalog_status && !pair.target.starts_with("glue://") {
+                return Err(invalid(format!(
+                    "{at}: `catalog_status = true` writes the verdict on the target's Glue table, \
+                     but the target `{}` is not a glue:// table; name it as glue://database/table \
+                     or remove the key",
+                    pair.target
+                )));
             }
             if let Some(arg) = &pair.partitions_from_argument {
                 let name = arg.strip_prefix("--").unwrap_or_default();

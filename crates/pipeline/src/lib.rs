@@ -24,7 +24,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use recon_engine::budget::MemoryBudget;
-use recon_engine::catalog::Catalog;
+use recon_engine::catalog::{Catalog, record_statuses};
 use recon_engine::config::{Config, Defaults, PairConfig};
 use recon_engine::diffrows::DiffRowsWriter;
 use recon_engine::error::{ReconError, Result};
@@ -632,8 +632,10 @@ impl Pipeline {
         let root = root.trim_end_matches('/').to_string();
         let reports_root = self.uri("reports");
         let mut record: Option<RunRecord> = None;
+        let mut pairs: Vec<PairConfig> = Vec::new();
         for (pair, items) in by_pair {
             let plan = self.read_plan(&input.run_id, pair).await?;
+            pairs.push(plan.pair.clone());
             let meta = RunMeta {
                 run_id: plan.run_id.clone(),
                 trigger: plan.trigger.clone(),
@@ -680,6 +682,13 @@ impl Pipeline {
         // Append the ledger and regenerate the dashboard: every run is recorded once
         // (a retried merge writes the same ledger key).
         let finished = record.finish().await?;
+        // The verdict next to the target table in the Glue console, for pairs that ask.
+        record_statuses(
+            self.catalog.as_deref(),
+            &pairs.iter().collect::<Vec<_>>(),
+            finished.reports.iter().map(|(r, _)| r),
+        )
+        .await?;
         // After the reports and the ledger are written, so a rule's target finds them;
         // a retried merge sends them again (consumers key on run id and pair).
         if let Some(sink) = &self.events {

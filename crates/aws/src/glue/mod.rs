@@ -514,6 +514,93 @@ impl GlueCatalog {
     }
 }
 
+/// UpdateTable calls made at most when another writer changes the table between our
+/// GetTable and UpdateTable (Glue refuses the stale version).
+const UPDATE_ATTEMPTS: usize = 3;
+
+impl GlueCatalog {
+    /// Set `parameters` on a table: GetTable, then UpdateTable of the same table
+    /// with the parameters merged in, at the version read (a concurrent change is
+    /// refused by Glue and read again) and without archiving a table version.
+    async fn update_parameters(
+        &self,
+        database: &str,
+        table: &str,
+        parameters: &[(String, String)],
+    ) -> Result<()> {
+        let uri = format!("glue://{database}/{table}");
+        let missing = |reason: String| ReconError::TableNotFound {
+            location: uri.clone(),
+            reason: format!("no table `{table}` in Glue database `{database}`: {reason}"),
+        };
+        for attempt in 1..=UPDATE_ATTEMPTS {
+            let got = self
+                .client
+                .get_table()
+                .database_name(database)
+                .name(table)
+                .send()
+                .await
+                .map_err(|e| map_sdk_error(e, &uri, missing))?;
+            let t = got.table().ok_or_else(|| ReconError::TableNotFound {
+                location: uri.clone(),
+                reason: "GetTable returned no table".into(),
+            })?;
+            let mut input = table_input(t);
+            for (k, v) in parameters {
+                input = input.parameters(k, v);
+            }
+            let input = input.build().map_err(|e| {
+                ReconError::InvalidInput(format!("{uri}: the table cannot be updated: {e}"))
+            })?;
+            let sent = self
+                .client
+                .update_table()
+                .database_name(database)
+                .table_input(input)
+                .skip_archive(true)
+                .set_version_id(t.version_id().map(str::to_string))
+                .send()
+                .await;
+            match sent {
+                Ok(_) => return Ok(()),
+                Err(e)
+                    if attempt < UPDATE_ATTEMPTS
+                        && e.as_service_error()
+                            .is_some_and(|s| s.is_concurrent_modification_exception()) => {}
+                Err(e) => {
+                    return Err(map_sdk_error(e, &uri, |reason| {
+                        ReconError::TableNotFound {
+                            location: uri.clone(),
+                            reason,
+                        }
+                    }));
+                }
+            }
+        }
+        unreachable!("the last attempt returns")
+    }
+}
+
+/// A table's definition as UpdateTable takes it back: everything GetTable gave that
+/// a `TableInput` holds, so an update changes only what the caller adds.
+fn table_input(t: &aws_sdk_glue::types::Table) -> aws_sdk_glue::types::builders::TableInputBuilder {
+    aws_sdk_glue::types::TableInput::builder()
+        .name(t.name())
+        .set_description(t.description().map(str::to_string))
+        .set_owner(t.owner().map(str::to_string))
+        .set_last_access_time(t.last_access_time().cloned())
+        .set_last_analyzed_time(t.last_analyzed_time().cloned())
+        .retention(t.retention())
+        .set_storage_descriptor(t.storage_descriptor().cloned())
+        .set_partition_keys(Some(t.partition_keys().to_vec()))
+        .set_view_original_text(t.view_original_text().map(str::to_string))
+        .set_view_expanded_text(t.view_expanded_text().map(str::to_string))
+        .set_table_type(t.table_type().map(str::to_string))
+        .set_parameters(t.parameters().cloned())
+        .set_target_table(t.target_table().cloned())
+}
+
 impl Catalog for GlueCatalog {
     fn job_run_arguments<'a>(
         &'a self,
@@ -532,6 +619,15 @@ impl Catalog for GlueCatalog {
     ) -> BoxFuture<'a, Result<TableListing>> {
         self.resolve_table(database, table, filter, partitions)
             .boxed()
+    }
+
+    fn set_table_parameters<'a>(
+        &'a self,
+        database: &'a str,
+        table: &'a str,
+        parameters: &'a [(String, String)],
+    ) -> BoxFuture<'a, Result<()>> {
+        self.update_parameters(database, table, parameters).boxed()
     }
 }
 
