@@ -3,6 +3,7 @@
 //! scripts/test.sh). Without the variable these tests fail; they never skip.
 
 mod bad_input;
+mod catalog_status;
 mod cli;
 mod events;
 mod lookup_scale;

@@ -613,11 +613,19 @@ def test_hash_role_lists_the_same_data_buckets_it_reads():
     assert [[arn.removesuffix("/*"), sel] for arn, sel in read] == [list(x) for x in listed], (listed, read)
 
 
-def test_merge_role_has_no_glue_grants_and_names_the_deployed_ledger_database():
+def test_merge_role_may_only_update_tables_of_the_read_databases_and_names_the_ledger_database():
     template = load_template()
-    for sid, s in role_statements(template, "MergeRole").items():
+    statements = role_statements(template, "MergeRole")
+    for sid, s in statements.items():
         actions = as_list(s["Action"])
-        assert not [a for a in actions if a.startswith("glue:")], f"MergeRole {sid}: unused Glue grant {actions}"
+        glue = [a for a in actions if a.startswith("glue:")]
+        if sid == "WriteTargetTableStatus":
+            assert glue == ["glue:GetTable", "glue:UpdateTable"], actions
+        else:
+            assert not glue, f"MergeRole {sid}: unused Glue grant {actions}"
+    # catalog_status writes only to tables of the databases lookup may read.
+    lookup = role_statements(template, "LookupRole")["ReadGlueCatalog"]["Resource"]
+    assert statements["WriteTargetTableStatus"]["Resource"] == lookup
     env = template["Resources"]["MergeFunction"]["Properties"]["Environment"]["Variables"]
     # The alert's Athena statements name the database the stack was deployed with.
     assert env["RECON_LEDGER_DATABASE"] == {"Ref": "LedgerDatabaseName"}, env

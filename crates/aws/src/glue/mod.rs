@@ -569,11 +569,9 @@ impl GlueCatalog {
                         && e.as_service_error()
                             .is_some_and(|s| s.is_concurrent_modification_exception()) => {}
                 Err(e) => {
-                    return Err(map_sdk_error(e, &uri, |reason| {
-                        ReconError::TableNotFound {
-                            location: uri.clone(),
-                            reason,
-                        }
+                    return Err(map_sdk_error(e, &uri, |reason| ReconError::TableNotFound {
+                        location: uri.clone(),
+                        reason,
                     }));
                 }
             }
