@@ -43,7 +43,7 @@ pub trait Catalog: Send + Sync {
     ) -> BoxFuture<'a, Result<()>>;
 }
 
-/// The prefix of the table parameters [`record_status`] writes.
+/// The prefix of the table parameters [`record_statuses`] writes.
 pub const STATUS_PARAMETER_PREFIX: &str = "glue_recon.";
 
 /// The table parameters of a report's verdict: `glue_recon.last_status`,

@@ -5,7 +5,7 @@
 //! values and its own location, which is honoured even when it lies outside the
 //! table's location. Files are listed on S3.
 //! A table with partition projection has no registered partitions; its files are
-//! found by listing the prefixes its projection rules allow ([`projection`]).
+//! found by listing the prefixes its projection rules allow (the `projection` module).
 //! GetJobRun gives the arguments of a job run (the partitions a run names).
 
 mod projection;
