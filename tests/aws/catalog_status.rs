@@ -11,16 +11,20 @@ use glue_recon::runner::{RunOptions, run_pair};
 
 use super::moto;
 
-async fn parameters(glue: &aws_sdk_glue::Client, db: &str) -> HashMap<String, String> {
-    let t = glue
+/// The target table as moto holds it now.
+async fn target(glue: &aws_sdk_glue::Client, db: &str) -> aws_sdk_glue::types::Table {
+    let got = glue
         .get_table()
         .database_name(db)
         .name("target")
         .send()
         .await
         .expect("get table");
-    let t = t.table().unwrap();
-    t.parameters().cloned().unwrap_or_default()
+    got.table.expect("a table")
+}
+
+async fn parameters(glue: &aws_sdk_glue::Client, db: &str) -> HashMap<String, String> {
+    target(glue, db).await.parameters.unwrap_or_default()
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -32,14 +36,7 @@ async fn a_pair_that_opts_in_writes_its_verdict_on_the_target_table() {
     let db = moto::unique("gr_status").replace('-', "_");
     let text = moto::sample_on_aws(&conf, dir.path(), &bucket, &db).await;
     let glue = aws_sdk_glue::Client::new(&conf);
-    let before = glue
-        .get_table()
-        .database_name(&db)
-        .name("target")
-        .send()
-        .await
-        .unwrap();
-    let before = before.table().unwrap().clone();
+    let before = target(&glue, &db).await;
     let storage = glue_recon::aws::storage(&conf);
     let catalog = GlueCatalog::new(glue.clone(), storage.clone());
     let opts = RunOptions {
@@ -77,14 +74,7 @@ async fn a_pair_that_opts_in_writes_its_verdict_on_the_target_table() {
     assert_eq!(params["glue_recon.last_status"], "FAIL");
     assert_eq!(params["glue_recon.last_run_id"], report.run_id);
     assert_eq!(params["glue_recon.last_run_at"], report.finished_at);
-    let after = glue
-        .get_table()
-        .database_name(&db)
-        .name("target")
-        .send()
-        .await
-        .unwrap();
-    let after = after.table().unwrap();
+    let after = target(&glue, &db).await;
     assert_eq!(after.storage_descriptor(), before.storage_descriptor());
     assert_eq!(after.partition_keys(), before.partition_keys());
     assert_eq!(after.table_type(), before.table_type());

@@ -198,6 +198,18 @@ pub async fn table(
     location: Option<&str>,
     partition_keys: &[&str],
 ) {
+    table_with_parameters(glue, db, name, location, partition_keys, &[]).await
+}
+
+/// [`table`] with these table parameters (`projection.enabled`, ...).
+pub async fn table_with_parameters(
+    glue: &aws_sdk_glue::Client,
+    db: &str,
+    name: &str,
+    location: Option<&str>,
+    partition_keys: &[&str],
+    parameters: &[(&str, &str)],
+) {
     let mut sd = StorageDescriptor::builder().columns(
         Column::builder()
             .name("id")
@@ -214,6 +226,9 @@ pub async fn table(
         .storage_descriptor(sd.build());
     for k in partition_keys {
         input = input.partition_keys(Column::builder().name(*k).r#type("string").build().unwrap());
+    }
+    for (k, v) in parameters {
+        input = input.parameters(*k, *v);
     }
     glue.create_table()
         .database_name(db)

@@ -10,7 +10,6 @@ use std::sync::{Arc, Mutex};
 use arrow::array::{Int64Array, StringArray};
 use arrow::datatypes::{DataType, Field, Schema};
 use arrow::record_batch::RecordBatch;
-use aws_sdk_glue::types::{Column, StorageDescriptor, TableInput};
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use glue_recon::aws::glue::GlueCatalog;
@@ -67,8 +66,7 @@ impl ObjectStore for Listed {
     }
 }
 
-/// A Glue table of `id bigint` at `location`, partitioned by `keys` (string), with
-/// these table parameters.
+/// A Glue table at `location`, partitioned by `keys`, with these table parameters.
 async fn table(
     glue: &aws_sdk_glue::Client,
     db: &str,
@@ -77,32 +75,7 @@ async fn table(
     keys: &[&str],
     parameters: &[(&str, &str)],
 ) {
-    let sd = StorageDescriptor::builder()
-        .location(location)
-        .columns(
-            Column::builder()
-                .name("id")
-                .r#type("bigint")
-                .build()
-                .unwrap(),
-        )
-        .build();
-    let mut input = TableInput::builder()
-        .name(name)
-        .table_type("EXTERNAL_TABLE")
-        .storage_descriptor(sd);
-    for k in keys {
-        input = input.partition_keys(Column::builder().name(*k).r#type("string").build().unwrap());
-    }
-    for (k, v) in parameters {
-        input = input.parameters(*k, *v);
-    }
-    glue.create_table()
-        .database_name(db)
-        .table_input(input.build().unwrap())
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("create table {db}.{name}: {e:?}"));
+    moto::table_with_parameters(glue, db, name, Some(location), keys, parameters).await
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -309,42 +282,30 @@ async fn a_filter_lists_only_the_prefixes_of_the_partitions_it_allows() {
         .await;
     }
     let template = format!("s3://{bucket}/events/${{region}}/${{dt}}/");
-    table(
-        &glue,
-        &db,
-        "projected",
-        &format!("s3://{bucket}/events/"),
-        &["region", "dt"],
-        &[
-            ("projection.enabled", "true"),
-            ("projection.region.type", "enum"),
-            ("projection.region.values", "eu,us,ap"),
-            ("projection.dt.type", "date"),
-            ("projection.dt.format", "yyyy-MM-dd"),
-            ("projection.dt.range", "2024-03-01,NOW"),
-            ("storage.location.template", &template),
-        ],
-    )
-    .await;
-    // The template writes `2024-03-01` where the files are under `2024/03/01`: a
-    // second projected table, of the slash format, reads them.
-    table(
-        &glue,
-        &db,
-        "slashed",
-        &format!("s3://{bucket}/events/"),
-        &["region", "dt"],
-        &[
-            ("projection.enabled", "true"),
-            ("projection.region.type", "enum"),
-            ("projection.region.values", "eu,us,ap"),
-            ("projection.dt.type", "date"),
-            ("projection.dt.format", "yyyy/MM/dd"),
-            ("projection.dt.range", "2024/03/01,NOW"),
-            ("storage.location.template", &template),
-        ],
-    )
-    .await;
+    // `projected` writes `2024-03-01` where the files are under `2024/03/01`: the
+    // slash format of `slashed` reads them.
+    for (name, format, range) in [
+        ("projected", "yyyy-MM-dd", "2024-03-01,NOW"),
+        ("slashed", "yyyy/MM/dd", "2024/03/01,NOW"),
+    ] {
+        table(
+            &glue,
+            &db,
+            name,
+            &format!("s3://{bucket}/events/"),
+            &["region", "dt"],
+            &[
+                ("projection.enabled", "true"),
+                ("projection.region.type", "enum"),
+                ("projection.region.values", "eu,us,ap"),
+                ("projection.dt.type", "date"),
+                ("projection.dt.format", format),
+                ("projection.dt.range", range),
+                ("storage.location.template", &template),
+            ],
+        )
+        .await;
+    }
 
     let store = Listed::new(&conf);
     let catalog = GlueCatalog::new(glue.clone(), Storage::with_s3(store.clone()));

@@ -57,13 +57,8 @@ impl GlueCatalog {
         GlueCatalog { client, storage }
     }
 
-    async fn resolve_table(
-        &self,
-        database: &str,
-        table: &str,
-        filter: Option<&str>,
-        requested: Option<&[String]>,
-    ) -> Result<TableListing> {
+    /// The table `database.table` (GetTable); a missing one is `TableNotFound`.
+    async fn get_table(&self, database: &str, table: &str) -> Result<aws_sdk_glue::types::Table> {
         let uri = format!("glue://{database}/{table}");
         let missing = |reason: String| ReconError::TableNotFound {
             location: uri.clone(),
@@ -79,10 +74,21 @@ impl GlueCatalog {
             .send()
             .await
             .map_err(|e| map_sdk_error(e, &uri, missing))?;
-        let t = got.table().ok_or_else(|| ReconError::TableNotFound {
-            location: uri.clone(),
+        got.table.ok_or_else(|| ReconError::TableNotFound {
+            location: uri,
             reason: "GetTable returned no table".into(),
-        })?;
+        })
+    }
+
+    async fn resolve_table(
+        &self,
+        database: &str,
+        table: &str,
+        filter: Option<&str>,
+        requested: Option<&[String]>,
+    ) -> Result<TableListing> {
+        let uri = format!("glue://{database}/{table}");
+        let t = &self.get_table(database, table).await?;
         if let Some(why) = not_plain_parquet(t) {
             return Err(ReconError::InvalidInput(format!(
                 "{uri}: {why}; glue-recon reads tables of plain Parquet files"
@@ -529,23 +535,8 @@ impl GlueCatalog {
         parameters: &[(String, String)],
     ) -> Result<()> {
         let uri = format!("glue://{database}/{table}");
-        let missing = |reason: String| ReconError::TableNotFound {
-            location: uri.clone(),
-            reason: format!("no table `{table}` in Glue database `{database}`: {reason}"),
-        };
         for attempt in 1..=UPDATE_ATTEMPTS {
-            let got = self
-                .client
-                .get_table()
-                .database_name(database)
-                .name(table)
-                .send()
-                .await
-                .map_err(|e| map_sdk_error(e, &uri, missing))?;
-            let t = got.table().ok_or_else(|| ReconError::TableNotFound {
-                location: uri.clone(),
-                reason: "GetTable returned no table".into(),
-            })?;
+            let t = &self.get_table(database, table).await?;
             let mut input = table_input(t);
             for (k, v) in parameters {
                 input = input.parameters(k, v);
