@@ -84,6 +84,9 @@ pub(crate) struct RowInfo {
     pub count: u32,
     /// Where the first such row is (in file order).
     pub loc: RowLoc,
+    /// Whether every row with this key on this side has the same hash and
+    /// tolerance values (exact copies; true for a single row).
+    pub identical: bool,
 }
 
 /// One hashed row in a bucket: exactly half a cache line, so the join reads a line
@@ -388,6 +391,8 @@ struct Entry {
     key_len: u32,
     first: [(u32, u32); 2],
     count: [u32; 2],
+    /// Per side: a row of the key differs from its first row (not an exact copy).
+    differs: [bool; 2],
 }
 
 /// How many records ahead of the one it joins the join asks the CPU to fetch: the
@@ -596,14 +601,24 @@ impl PartitionIndex {
                                 key_len: r.key_len,
                                 first: [NONE; 2],
                                 count: [0; 2],
+                                differs: [false; 2],
                             });
                             at
                         }
                     };
                     key_start += r.key_len;
                     let e = &mut entries[at];
-                    if e.count[s] == 0 || r.loc < rec(e.first[s]).1.loc {
+                    if e.count[s] == 0 {
                         e.first[s] = here;
+                    } else {
+                        // A duplicate (rare): is it a copy of the first row?
+                        let (first_chunk, first) = rec(e.first[s]);
+                        e.differs[s] |= first.row_hash != r.row_hash
+                            || first_chunk.tol_of(e.first[s].1, w)
+                                != chunk.tol_of(rec_no as u32, w);
+                        if r.loc < first.loc {
+                            e.first[s] = here;
+                        }
                     }
                     e.count[s] += 1;
                 }
@@ -615,6 +630,7 @@ impl PartitionIndex {
                         hash: r.row_hash,
                         count: e.count[s],
                         loc: r.loc(),
+                        identical: !e.differs[s],
                     };
                     (info, c.tol_of(e.first[s].1, w))
                 })

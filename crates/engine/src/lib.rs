@@ -16,6 +16,7 @@ pub mod catalog;
 pub mod config;
 pub mod diffrows;
 pub mod error;
+pub mod hints;
 pub mod html;
 pub mod index;
 pub mod layout;

@@ -118,6 +118,10 @@ pub struct Finding {
     /// Differing columns (MISMATCH).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub diffs: Vec<ColumnDiff>,
+    /// Whether the rows of a duplicated key are exact copies of each other
+    /// (DUPLICATE_KEY): a double load, where other values mean the key is not unique.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identical: Option<bool>,
 }
 
 /// Counts of one item, a pair, or a run.

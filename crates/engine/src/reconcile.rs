@@ -348,6 +348,7 @@ impl ItemRunner {
             side: Some(side),
             count: Some(info.count as u64),
             diffs: Vec::new(),
+            identical: Some(info.identical),
         };
         index.drain_keys(|v| {
             let simple = |kind| Finding {
@@ -356,6 +357,7 @@ impl ItemRunner {
                 side: None,
                 count: None,
                 diffs: Vec::new(),
+                identical: None,
             };
             for (side, info) in [(Side::Source, v.source), (Side::Target, v.target)] {
                 if let Some(i) = info
@@ -407,6 +409,7 @@ impl ItemRunner {
                 side: Some(n.side),
                 count: None,
                 diffs: Vec::new(),
+                identical: None,
             });
         }
         t.mismatch = candidates.len() as u64;
@@ -437,6 +440,7 @@ impl ItemRunner {
                     side: None,
                     count: None,
                     diffs,
+                    identical: None,
                 });
             }
         }

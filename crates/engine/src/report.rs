@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::config::{DriftAction, Limits, PairConfig};
+use crate::hints::Hint;
 use crate::layout::Artifacts;
 use crate::partial::{FindingKind, ItemError, PartialDiff, Totals};
 use crate::plan::{SchemaDiff, Side};
@@ -132,6 +133,9 @@ pub struct Report {
     pub complete: bool,
     /// Why the verdict is not PASS.
     pub reasons: Vec<String>,
+    /// Root-cause hints: the patterns the findings fit, the most findings first.
+    #[serde(default)]
+    pub hints: Vec<Hint>,
     /// Counts over all partitions.
     pub totals: Totals,
     /// Schema differences.
@@ -413,6 +417,7 @@ pub fn build_report(
     sample_limit: usize,
     schema: SchemaDiff,
     partials: &[PartialDiff],
+    hints: Vec<Hint>,
 ) -> Report {
     // Sorted references: the partials (every finding) are read, never copied.
     let mut partials: Vec<&PartialDiff> = partials.iter().collect();
@@ -511,6 +516,7 @@ pub fn build_report(
         status,
         complete,
         reasons,
+        hints,
         totals,
         schema,
         partitions,
@@ -669,6 +675,7 @@ mod tests {
                     } else {
                         Vec::new()
                     },
+                    identical: None,
                 });
             }
         }
@@ -707,8 +714,8 @@ mod tests {
                 .map(|p| p.into_sample_view(limit))
                 .collect();
             assert!(views.iter().all(|v| v.findings.len() <= limit * 5));
-            let a = build_report(&meta, &pair, limit, Default::default(), &full);
-            let b = build_report(&meta, &pair, limit, Default::default(), &views);
+            let a = build_report(&meta, &pair, limit, Default::default(), &full, Vec::new());
+            let b = build_report(&meta, &pair, limit, Default::default(), &views, Vec::new());
             assert_eq!(
                 serde_json::to_value(&a).unwrap(),
                 serde_json::to_value(&b).unwrap(),

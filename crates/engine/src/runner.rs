@@ -11,6 +11,7 @@ use futures::StreamExt;
 use crate::budget::MemoryBudget;
 use crate::config::{Defaults, PairConfig};
 use crate::error::{ReconError, Result};
+use crate::hints::HintCollector;
 use crate::layout::{ReportLocation, report_dir};
 use crate::mask::MaskKey;
 use crate::partial::PartialDiff;
@@ -307,6 +308,7 @@ pub async fn run_pair_full(
         pair.sample_limit(defaults),
         runner.plan.schema.clone(),
         &partials,
+        HintCollector::of(pair, &partials),
     );
     Ok(PairRun { report, partials })
 }

@@ -43,5 +43,5 @@ pub fn one_partition_report(mismatch: u64) -> Report {
         column_mismatches: Default::default(),
         findings: Vec::new(),
     };
-    build_report(&meta, &pair, 5, Default::default(), &[partial])
+    build_report(&meta, &pair, 5, Default::default(), &[partial], Vec::new())
 }

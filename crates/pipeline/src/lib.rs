@@ -28,6 +28,7 @@ use recon_engine::catalog::{Catalog, record_statuses};
 use recon_engine::config::{Config, Defaults, PairConfig};
 use recon_engine::diffrows::DiffRowsWriter;
 use recon_engine::error::{ReconError, Result};
+use recon_engine::hints::HintCollector;
 use recon_engine::layout::check_segment;
 use recon_engine::mask::MaskKey;
 use recon_engine::partial::{ItemError, PartialDiff, Totals};
@@ -653,8 +654,10 @@ impl Pipeline {
             let mut reads = futures::stream::iter(items)
                 .map(|item| self.read_partial(&input.run_id, &item.item, &present))
                 .buffered(PARTIAL_GETS_IN_FLIGHT);
+            let mut hints = HintCollector::new(&plan.pair);
             while let Some(partial) = reads.try_next().await? {
                 diffs.add(&partial)?;
+                hints.add(&partial);
                 partials.push(partial.into_sample_view(plan.sample_limit));
             }
             let report = build_report(
@@ -663,6 +666,7 @@ impl Pipeline {
                 plan.sample_limit,
                 plan.plan.schema.clone(),
                 &partials,
+                hints.finish(),
             );
             let config = Config {
                 defaults: plan.defaults.clone(),
