@@ -24,9 +24,9 @@
 //! ```
 
 pub use recon_engine::{
-    ENGINE_VERSION, budget, canonical, catalog, config, diffrows, error, html, index, layout, mask,
-    model, out, parquet_forms, partial, partition_filter, plan, reconcile, report, row_hash,
-    row_hasher, row_slots, runner, sample, scan, side_schema, storage, table,
+    ENGINE_VERSION, budget, canonical, catalog, config, diffrows, error, hints, html, index,
+    layout, mask, model, out, parquet_forms, partial, partition_filter, plan, reconcile, report,
+    row_hash, row_hasher, row_slots, runner, sample, scan, side_schema, storage, table,
 };
 pub use recon_events::{bounded, contract, trigger};
 pub use recon_history::{

@@ -6,6 +6,7 @@ mod bad_input;
 mod catalog_status;
 mod cli;
 mod events;
+mod hints;
 mod lookup_scale;
 mod masking;
 mod moto;

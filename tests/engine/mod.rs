@@ -8,6 +8,7 @@ mod findings;
 mod fixtures;
 mod hash_vectors;
 mod headline;
+pub(crate) mod hints;
 mod keys;
 mod large;
 mod masking;

@@ -4,6 +4,7 @@
 
 use std::fmt::Write;
 
+use crate::hints::Hint;
 use crate::partial::FindingKind;
 use crate::report::Report;
 
@@ -56,6 +57,26 @@ th{background:#f0f3f6}td.n{text-align:right;font-variant-numeric:tabular-nums}
 code{background:#eef1f4;padding:0 .2rem;border-radius:.2rem}
 "#;
 
+/// The root-cause hints as a table: what was found, its share, a suggestion, keys.
+fn hints(h: &mut String, hints: &[Hint]) {
+    if hints.is_empty() {
+        return;
+    }
+    h.push_str("<section id=\"hints\"><h2>Likely causes</h2><table class=\"hints\"><tr><th>pattern</th><th>explains</th><th>found</th><th>suggestion</th><th>example keys</th></tr>");
+    for hint in hints {
+        let _ = write!(
+            h,
+            "<tr data-kind=\"{kind}\"><td><code>{kind}</code></td><td class=n>{share}</td><td>{summary}</td><td>{suggestion}</td><td>{examples}</td></tr>",
+            kind = hint.kind.as_str(),
+            share = esc(&hint.share_text()),
+            summary = esc(&hint.summary),
+            suggestion = esc(&hint.suggestion),
+            examples = esc(&hint.example_keys()),
+        );
+    }
+    h.push_str("</table></section>");
+}
+
 /// Render the report page.
 pub(crate) fn render_report(r: &Report) -> String {
     let mut h = String::new();
@@ -90,6 +111,7 @@ pub(crate) fn render_report(r: &Report) -> String {
         }
         h.push_str("</ul>");
     }
+    hints(&mut h, &r.hints);
     h.push_str("<div class=\"cards\">");
     let cards = [
         ("source rows", t.source_rows, false),

@@ -22,6 +22,8 @@ pub(crate) const ATTRIBUTE_PAIRS_MAX: usize = 100;
 const SAMPLE_KEYS: usize = 3;
 /// Columns shown in "columns that differ most".
 const TOP_COLUMNS: usize = 5;
+/// Root-cause hints shown per pair, the most findings first.
+const HINTS_SHOWN: usize = 5;
 /// Partitions not reconciled named per pair; the rest are counted.
 pub const FAILED_PARTITIONS_SHOWN: usize = 10;
 /// The longest error text quoted for a partition.
@@ -129,6 +131,19 @@ fn pair_section(out: &mut String, r: &Report, loc: &ReportLocation, athena_datab
     // A detected drift is already a `DRIFT: ...` reason above; otherwise the delta.
     if let Some(d) = r.drift.as_ref().filter(|d| !d.detected) {
         let _ = writeln!(out, "  vs baseline: {}", d.delta());
+    }
+    if !r.hints.is_empty() {
+        let _ = writeln!(out, "  likely causes:");
+    }
+    for h in r.hints.iter().take(HINTS_SHOWN) {
+        let _ = writeln!(
+            out,
+            "    {} {}: {}",
+            h.kind.as_str(),
+            h.share_text(),
+            h.summary
+        );
+        let _ = writeln!(out, "      -> {}", h.suggestion);
     }
     let _ = writeln!(
         out,

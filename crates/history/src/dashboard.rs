@@ -1,12 +1,14 @@
 //! The static dashboard, `<root>/dashboard/index.html` and `engineer.html`, built
-//! from the ledger and the resolution records only (diffs are never recomputed).
+//! from the ledger, the resolution records and the latest report of each pair
+//! (diffs are never recomputed).
 //!
 //! - `index.html` (summary): the big counter of open findings across every pair
 //!   (green at zero), the latest verdict of each pair, and a heat map of pairs x run
 //!   dates coloured by findings, each cell linking to that run's report.html.
 //! - `engineer.html`: per pair the trend of its runs, the findings of its latest run
-//!   per partition, links to every run's report and diffs.parquet, drift and
-//!   resolutions with their time to resolve.
+//!   per partition, its root-cause hints (read from that run's report.json), links
+//!   to every run's report and diffs.parquet, drift and resolutions with their time
+//!   to resolve.
 //!
 //! Links are relative to the dashboard folder, so the pages work from a local folder
 //! opened in a browser and from S3; no script, no external asset.
@@ -16,11 +18,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
 use bytes::Bytes;
+use serde::Deserialize;
 
 use crate::ledger::{LedgerProblem, LedgerRead, LedgerRun, refresh_ledger};
 use crate::resolution::{OpenPair, Resolution, accepted, open_findings, read_resolutions};
 use crate::run_marker::{UnfinishedRun, unfinished_runs};
-use recon_engine::error::Result;
+use recon_engine::error::{ReconError, Result};
+use recon_engine::hints::Hint;
 use recon_engine::html::{STYLE, esc};
 use recon_engine::layout::DASHBOARD_DIR;
 use recon_engine::storage::Storage;
@@ -51,6 +55,8 @@ pub struct DashboardData {
     pub problems: Vec<LedgerProblem>,
     /// Runs not wholly recorded (stopped, or still running).
     pub unfinished: Vec<UnfinishedRun>,
+    /// The root-cause hints of each pair's latest run, from its report.json.
+    pub hints: BTreeMap<String, Vec<Hint>>,
 }
 
 impl DashboardData {
@@ -79,12 +85,55 @@ pub async fn load(
     problems.extend(ledger.problems);
     let (unfinished, marker_problems) = unfinished_runs(storage, root, &ledger.runs).await?;
     problems.extend(marker_problems);
+    let hints = latest_hints(storage, &ledger.runs, &mut problems).await;
     Ok(DashboardData {
         runs: ledger.runs,
         resolutions,
         problems,
         unfinished,
+        hints,
     })
+}
+
+/// The hints in the report.json of each pair's latest run with findings; a report
+/// that cannot be read is a problem the dashboard lists, not an error.
+async fn latest_hints(
+    storage: &Storage,
+    runs: &[LedgerRun],
+    problems: &mut Vec<LedgerProblem>,
+) -> BTreeMap<String, Vec<Hint>> {
+    /// The part of report.json the dashboard reads (older reports have no hints).
+    #[derive(Deserialize)]
+    struct WithHints {
+        #[serde(default)]
+        hints: Vec<Hint>,
+    }
+    let mut latest: BTreeMap<&str, &LedgerRun> = BTreeMap::new();
+    for r in runs {
+        latest.insert(&r.pair, r);
+    }
+    let mut hints = BTreeMap::new();
+    for (pair, run) in latest {
+        if run.findings == 0 {
+            continue;
+        }
+        let uri = &run.report_uri;
+        let read = async {
+            let bytes = storage.for_uri(uri)?.get(uri).await?;
+            serde_json::from_slice::<WithHints>(&bytes)
+                .map_err(|e| ReconError::InvalidInput(format!("not a report: {e}")))
+        };
+        match read.await {
+            Ok(r) => {
+                hints.insert(pair.to_string(), r.hints);
+            }
+            Err(e) => problems.push(LedgerProblem {
+                uri: uri.clone(),
+                error: format!("the latest report of {pair} (for its hints): {e}"),
+            }),
+        }
+    }
+    hints
 }
 
 /// A link from the folder `from_dir` to `to`, relative when both are on the same
@@ -359,6 +408,21 @@ pub(crate) fn render_engineer(data: &DashboardData, dir: &str) -> String {
                 .map(|d| format!(" · <strong>{}</strong>", esc(d)))
                 .unwrap_or_default()
         );
+        if let Some(hints) = data.hints.get(pair).filter(|h| !h.is_empty()) {
+            h.push_str("<h3>Likely causes (latest run)</h3><ul class=\"hints\">");
+            for hint in hints {
+                let _ = write!(
+                    h,
+                    "<li data-kind=\"{}\"><code>{}</code> {}: {}. <em>{}</em></li>",
+                    hint.kind.as_str(),
+                    hint.kind.as_str(),
+                    esc(&hint.share_text()),
+                    esc(&hint.summary),
+                    esc(&hint.suggestion)
+                );
+            }
+            h.push_str("</ul>");
+        }
         let recent: Vec<&LedgerRun> = runs.iter().rev().take(RUNS_LISTED).rev().copied().collect();
         let _ = write!(
             h,

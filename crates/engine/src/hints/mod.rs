@@ -30,7 +30,7 @@ pub const MIN_SUPPORT: u64 = 5;
 /// Example keys kept per hint.
 const EXAMPLES: usize = 3;
 /// Hints listed in a report, the most findings first.
-pub const HINTS_LISTED: usize = 10;
+pub const HINTS_LISTED: usize = 20;
 /// Integer keys of missing or extra rows kept to find contiguous ranges; beyond
 /// this many, no range hint is made for that kind.
 const RANGE_KEYS_KEPT: usize = 2_000_000;
@@ -67,6 +67,27 @@ pub enum HintKind {
     DuplicateConflicts,
     /// Missing or extra keys forming one contiguous integer range.
     KeyRange,
+}
+
+impl HintKind {
+    /// The name used in outputs (`PARTITION_MISSING`, ...).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            HintKind::PartitionMissing => "PARTITION_MISSING",
+            HintKind::PartitionExtra => "PARTITION_EXTRA",
+            HintKind::ColumnNulled => "COLUMN_NULLED",
+            HintKind::Scaled => "SCALED",
+            HintKind::Shifted => "SHIFTED",
+            HintKind::NullVsEmpty => "NULL_VS_EMPTY",
+            HintKind::CaseOnly => "CASE_ONLY",
+            HintKind::WhitespaceOnly => "WHITESPACE_ONLY",
+            HintKind::Truncated => "TRUNCATED",
+            HintKind::Rounded => "ROUNDED",
+            HintKind::DuplicateCopies => "DUPLICATE_COPIES",
+            HintKind::DuplicateConflicts => "DUPLICATE_CONFLICTS",
+            HintKind::KeyRange => "KEY_RANGE",
+        }
+    }
 }
 
 /// One root-cause hint.
@@ -106,6 +127,21 @@ impl Hint {
             format!("{pct:.1}%")
         };
         format!("{pct} ({} findings)", thousands(self.findings))
+    }
+
+    /// The example keys in one line: `id=1; id=2` (`region=eu, id=7` for a composite
+    /// key).
+    pub fn example_keys(&self) -> String {
+        self.examples
+            .iter()
+            .map(|key| {
+                key.iter()
+                    .map(|(c, v)| format!("{c}={}", v.as_deref().unwrap_or("NULL")))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
     }
 }
 
@@ -366,32 +402,28 @@ impl HintCollector {
         let place = place(&partitions);
         let (kind, column, side, summary, suggestion) = match subject {
             Subject::Partitions(k) => {
-                let missing = k == FindingKind::MissingInTarget;
-                let n = partitions.len().max(1);
-                let what = if partitions.is_empty() {
-                    "the whole table".to_string()
+                let (verb, them) = if partitions.len() > 1 {
+                    ("are", "them")
                 } else {
-                    format!(
-                        "{} ({})",
-                        crate::report::count(n, "partition"),
-                        named(&partitions)
-                    )
+                    ("is", "it")
                 };
-                if missing {
+                if k == FindingKind::MissingInTarget {
                     (
                         HintKind::PartitionMissing,
                         None,
                         None,
-                        format!("{what} in the source, not in the target"),
-                        "re-run the load for these partitions; check the job's partition filter and job bookmark".to_string(),
+                        format!("{place} {verb} in the source and not in the target"),
+                        format!(
+                            "re-run the load for {them}; check the job's partition filter and job bookmark"
+                        ),
                     )
                 } else {
                     (
                         HintKind::PartitionExtra,
                         None,
                         None,
-                        format!("{what} in the target, not in the source"),
-                        "the target has partitions the source has not: look for a stale or misdirected load, or narrow partition_filter".to_string(),
+                        format!("{place} {verb} in the target and not in the source"),
+                        "look for a stale or misdirected load into the target, or narrow partition_filter".to_string(),
                     )
                 }
             }
@@ -411,7 +443,10 @@ impl HintCollector {
                 let (kind, summary, suggestion) = if identical {
                     (
                         HintKind::DuplicateCopies,
-                        format!("keys duplicated in the {s} are exact copies of each other"),
+                        format!(
+                            "{} keys duplicated in the {s} are exact copies of each other",
+                            thousands(e.findings)
+                        ),
                         if side == Side::Target {
                             "the rows were loaded twice: make the write idempotent (overwrite the partition instead of appending)".to_string()
                         } else {
@@ -421,7 +456,10 @@ impl HintCollector {
                 } else {
                     (
                         HintKind::DuplicateConflicts,
-                        format!("keys duplicated in the {s} have rows with other values"),
+                        format!(
+                            "{} keys duplicated in the {s} have rows with other values",
+                            thousands(e.findings)
+                        ),
                         format!(
                             "the key ({}) is not unique in the {s}: check the key, or the join that fanned the rows out",
                             self.key.join(", ")
