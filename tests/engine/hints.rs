@@ -193,8 +193,11 @@ pub fn plant_patterns(dir: &Path) -> Vec<Planted> {
     ]
 }
 
+/// A hint as compared: kind, column, side, partitions, findings.
+type Found = (HintKind, Option<String>, Option<Side>, Vec<String>, u64);
+
 /// A report's hints as planted tuples, in the report's order.
-fn found(hints: &[Hint]) -> Vec<(HintKind, Option<String>, Option<Side>, Vec<String>, u64)> {
+fn found(hints: &[Hint]) -> Vec<Found> {
     hints
         .iter()
         .map(|h| {
@@ -213,7 +216,7 @@ fn found(hints: &[Hint]) -> Vec<(HintKind, Option<String>, Option<Side>, Vec<Str
 /// findings first), each share its findings over the report's, examples and a
 /// suggestion each, and the texts that name the planted parameter.
 pub fn check_planted_hints(report: &Report, planted: &[Planted]) {
-    let mut want: Vec<_> = planted
+    let mut want: Vec<Found> = planted
         .iter()
         .map(|(k, c, s, p, n)| {
             (

@@ -22,6 +22,7 @@ pub mod index;
 pub mod layout;
 pub mod mask;
 pub mod model;
+pub mod numbers;
 pub mod out;
 pub mod parquet_forms;
 pub mod partial;

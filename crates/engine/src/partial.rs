@@ -273,3 +273,42 @@ impl PartialDiff {
         Ok(p)
     }
 }
+
+/// What a partition's line says of it, beyond its counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PartitionStatus {
+    /// Reconciled, rows on both sides (or on neither).
+    Ok,
+    /// Could not be reconciled: see its error.
+    Failed,
+    /// Rows in the source and none in the target (absent, or its files empty).
+    MissingInTarget,
+    /// Rows in the target and none in the source.
+    ExtraInTarget,
+}
+
+impl PartitionStatus {
+    /// The status of a partial's partition.
+    pub fn of(p: &PartialDiff) -> PartitionStatus {
+        let t = &p.totals;
+        if p.error.is_some() {
+            PartitionStatus::Failed
+        } else if t.target_rows == 0 && (t.source_rows > 0 || p.presence == Presence::SourceOnly) {
+            PartitionStatus::MissingInTarget
+        } else if t.source_rows == 0 && (t.target_rows > 0 || p.presence == Presence::TargetOnly) {
+            PartitionStatus::ExtraInTarget
+        } else {
+            PartitionStatus::Ok
+        }
+    }
+
+    /// As written in report.json and the ledger.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            PartitionStatus::Ok => "ok",
+            PartitionStatus::Failed => "failed",
+            PartitionStatus::MissingInTarget => "missing_in_target",
+            PartitionStatus::ExtraInTarget => "extra_in_target",
+        }
+    }
+}

@@ -189,66 +189,8 @@ fn check(limits: &Limits, totals: &Totals) -> Vec<(FindingKind, String)> {
         .collect()
 }
 
-/// `1234567` as `1,234,567`.
-pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// `1 partition`, `2 partitions`, with separators.
-pub fn count(n: usize, what: &str) -> String {
-    format!(
-        "{} {what}{}",
-        thousands(n as u64),
-        if n == 1 { "" } else { "s" }
-    )
-}
-
-/// What a partition's line says of it, beyond its counts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PartitionStatus {
-    /// Reconciled, rows on both sides (or on neither).
-    Ok,
-    /// Could not be reconciled: see its error.
-    Failed,
-    /// Rows in the source and none in the target (absent, or its files empty).
-    MissingInTarget,
-    /// Rows in the target and none in the source.
-    ExtraInTarget,
-}
-
-impl PartitionStatus {
-    /// The status of a partial's partition.
-    pub fn of(p: &PartialDiff) -> PartitionStatus {
-        let t = &p.totals;
-        if p.error.is_some() {
-            PartitionStatus::Failed
-        } else if t.target_rows == 0 && (t.source_rows > 0 || p.presence == Presence::SourceOnly) {
-            PartitionStatus::MissingInTarget
-        } else if t.source_rows == 0 && (t.target_rows > 0 || p.presence == Presence::TargetOnly) {
-            PartitionStatus::ExtraInTarget
-        } else {
-            PartitionStatus::Ok
-        }
-    }
-
-    /// As written in report.json and the ledger.
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            PartitionStatus::Ok => "ok",
-            PartitionStatus::Failed => "failed",
-            PartitionStatus::MissingInTarget => "missing_in_target",
-            PartitionStatus::ExtraInTarget => "extra_in_target",
-        }
-    }
-}
+pub use crate::numbers::{count, thousands};
+pub use crate::partial::PartitionStatus;
 
 /// Partitions listed by name in the reasons; the rest are counted.
 const PARTITIONS_NAMED: usize = 5;

@@ -17,9 +17,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use serde::{Deserialize, Serialize};
 
 use crate::config::PairConfig;
-use crate::partial::{Finding, FindingKind, PartialDiff};
+use crate::numbers::{count, thousands};
+use crate::partial::{Finding, FindingKind, PartialDiff, PartitionStatus};
 use crate::plan::Side;
-use crate::report::{PartitionStatus, thousands};
 use classify::{Pattern, decimal_text, patterns};
 
 /// Share of a column's differences in a partition that one pattern must fit.
@@ -176,14 +176,18 @@ enum Subject {
     Duplicates(Side, bool),
 }
 
+/// Key values of a finding, borrowed from its partial.
+type KeyRef<'a> = &'a [Option<String>];
+
 /// Differences of one column in one partition, while the partition is read.
 #[derive(Default)]
 struct ColumnTally<'a> {
     differences: u64,
-    fits: HashMap<Pattern, (u64, Vec<&'a [Option<String>]>)>,
+    /// Per pattern: the differences it fits, and the first keys.
+    fits: HashMap<Pattern, (u64, Vec<KeyRef<'a>>)>,
     longest: HashMap<Pattern, usize>,
     target_null: u64,
-    nulled_examples: Vec<&'a [Option<String>]>,
+    nulled_examples: Vec<KeyRef<'a>>,
 }
 
 /// Gathers the hints of one pair from its partials, one partial at a time: each is
@@ -552,11 +556,7 @@ fn place(partitions: &[String]) -> String {
     match partitions {
         [] => "the table".to_string(),
         [one] => format!("partition {one}"),
-        many => format!(
-            "{} ({})",
-            crate::report::count(many.len(), "partition"),
-            named(many)
-        ),
+        many => format!("{} ({})", count(many.len(), "partition"), named(many)),
     }
 }
 
