@@ -2,6 +2,7 @@
 //! its reasons, the counts, the columns and values that differ, where to look next.
 //! Each thing is said once; the alert that is published carries the same facts.
 
+use glue_recon::hints::hint_lines;
 use glue_recon::layout::ReportLocation;
 use glue_recon::partial::FindingKind;
 use glue_recon::report::NotRun;
@@ -10,6 +11,8 @@ use glue_recon::report::{count, thousands};
 
 /// Mismatched rows whose values are shown.
 const MISMATCHES_SHOWN: usize = 3;
+/// Root-cause hints shown per pair.
+const HINTS_SHOWN: usize = 3;
 /// Keys shown per other finding kind.
 const KEYS_SHOWN: usize = 3;
 /// Characters of a value shown (the report has more, diffs.parquet all).
@@ -69,6 +72,9 @@ pub fn print(r: &Report, loc: &ReportLocation, athena_database: &str) {
     }
     if let Some(d) = r.drift.as_ref().filter(|d| !d.detected) {
         out!("  vs baseline: {}", d.delta());
+    }
+    for line in hint_lines(&r.hints, HINTS_SHOWN) {
+        out!("  {line}");
     }
     out!("  {:<20} {:>13}", "matched", thousands(t.matched));
     for kind in FindingKind::ALL {

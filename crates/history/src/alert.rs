@@ -8,6 +8,7 @@ use std::fmt::Write;
 
 use serde::{Deserialize, Serialize};
 
+use recon_engine::hints::hint_lines;
 use recon_engine::layout::ReportLocation;
 use recon_engine::partial::FindingKind;
 use recon_engine::report::{NotRun, Report, Status};
@@ -132,18 +133,8 @@ fn pair_section(out: &mut String, r: &Report, loc: &ReportLocation, athena_datab
     if let Some(d) = r.drift.as_ref().filter(|d| !d.detected) {
         let _ = writeln!(out, "  vs baseline: {}", d.delta());
     }
-    if !r.hints.is_empty() {
-        let _ = writeln!(out, "  likely causes:");
-    }
-    for h in r.hints.iter().take(HINTS_SHOWN) {
-        let _ = writeln!(
-            out,
-            "    {} {}: {}",
-            h.kind.as_str(),
-            h.share_text(),
-            h.summary
-        );
-        let _ = writeln!(out, "      -> {}", h.suggestion);
+    for line in hint_lines(&r.hints, HINTS_SHOWN) {
+        let _ = writeln!(out, "  {line}");
     }
     let _ = writeln!(
         out,

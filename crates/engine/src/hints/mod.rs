@@ -145,6 +145,32 @@ impl Hint {
     }
 }
 
+/// The first `shown` hints as text lines for a terminal or an e-mail: a heading,
+/// then per hint `KIND share: summary` and its suggestion, each indented by two more
+/// spaces. Nothing for no hints.
+pub fn hint_lines(hints: &[Hint], shown: usize) -> Vec<String> {
+    if hints.is_empty() {
+        return Vec::new();
+    }
+    let mut lines = vec!["likely causes:".to_string()];
+    for h in hints.iter().take(shown) {
+        lines.push(format!(
+            "  {} {}: {}",
+            h.kind.as_str(),
+            h.share_text(),
+            h.summary
+        ));
+        lines.push(format!("    -> {}", h.suggestion));
+    }
+    if hints.len() > shown {
+        lines.push(format!(
+            "  ... and {} more in the report",
+            hints.len() - shown
+        ));
+    }
+    lines
+}
+
 /// What a hint has gathered so far.
 #[derive(Debug, Default)]
 struct Evidence {
