@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use glue_recon::alert::Alert;
 use glue_recon::catalog::Catalog;
+use glue_recon::completion::Completed;
 use glue_recon::storage::Storage;
 
 /// The AWS clients of a run, checked for a region and credentials.
@@ -30,7 +31,7 @@ pub async fn connect() -> anyhow::Result<Aws> {
 #[cfg(not(feature = "aws"))]
 pub async fn connect() -> anyhow::Result<Aws> {
     anyhow::bail!(
-        "this glue-recon was built without AWS support (s3://, glue:// and --sns-topic need it); install the full build with `cargo install --path .` or build with `cargo build --release`"
+        "this glue-recon was built without AWS support (s3://, glue://, --sns-topic and --event-bus need it); install the full build with `cargo install --path .` or build with `cargo build --release`"
     )
 }
 
@@ -51,6 +52,12 @@ impl Aws {
         let publisher = glue_recon::aws::sns::SnsPublisher::from_conf(&self.conf, topic);
         Ok(publisher.publish(alert).await?)
     }
+
+    /// Put `events` on the EventBridge bus `bus`.
+    pub async fn put_events(&self, bus: &str, events: &[Completed]) -> anyhow::Result<()> {
+        let bus = glue_recon::aws::events::EventBus::from_conf(&self.conf, bus);
+        Ok(bus.put(events).await?)
+    }
 }
 
 #[cfg(not(feature = "aws"))]
@@ -67,6 +74,11 @@ impl Aws {
 
     /// Unreachable: there is no [`Aws`] in this build.
     pub async fn publish(&self, _topic: &str, _alert: &Alert) -> anyhow::Result<String> {
+        match *self {}
+    }
+
+    /// Unreachable: there is no [`Aws`] in this build.
+    pub async fn put_events(&self, _bus: &str, _events: &[Completed]) -> anyhow::Result<()> {
         match *self {}
     }
 }

@@ -169,6 +169,11 @@ struct OutputArgs {
     /// config's `defaults.sns_topic`).
     #[arg(long)]
     sns_topic: Option<String>,
+    /// EventBridge bus to put a `Reconciliation Completed` event per pair on once the
+    /// run is recorded (`default` for the account's default bus), as the merge function
+    /// does.
+    #[arg(long, value_name = "BUS")]
+    event_bus: Option<String>,
     /// Record the run as started at this past time (`2026-12-01T06:00:00Z`, or a day
     /// `2026-12-01` for its midnight UTC): its run id, ledger date and drift baseline
     /// are that time's. To replay a missed day, or to build a demo's history.

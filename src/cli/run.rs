@@ -5,11 +5,12 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use glue_recon::budget::MemoryBudget;
+use glue_recon::completion::completed;
 use glue_recon::config::{Config, PairConfig};
 use glue_recon::diffrows::write_diff_rows;
 use glue_recon::history::DEFAULT_ATHENA_DATABASE;
 use glue_recon::report::NotRun;
-use glue_recon::report::{Report, RunMeta, Status};
+use glue_recon::report::{Report, RunMeta, Status, count};
 use glue_recon::run_marker::RunMarker;
 use glue_recon::run_record::{LedgerWrites, RunRecord};
 use glue_recon::runner::{RunOptions, check_writable, run_pair_full};
@@ -74,6 +75,7 @@ pub async fn run_pairs(
         .iter()
         .flat_map(|p| [p.source.as_str(), p.target.as_str()]);
     let aws = if sns_topic.is_some()
+        || output.event_bus.is_some()
         || glue_recon::table::is_aws_location(tables.chain([root.as_str()]))
     {
         let aws = cloud::connect().await?;
@@ -162,6 +164,22 @@ pub async fn run_pairs(
         finished.reports.iter().map(|(r, _)| r),
     )
     .await?;
+    // After the reports and the ledger are written, as the merge function sends them.
+    if let (Some(bus), Some(aws)) = (&output.event_bus, &aws) {
+        let events = completed(
+            &opts.run_id,
+            &opts.trigger,
+            &finished.reports,
+            &finished.not_run,
+        );
+        aws.put_events(bus, &events).await?;
+        if talk {
+            out!(
+                "events: {} on the {bus} bus",
+                count(events.len(), "Reconciliation Completed event")
+            );
+        }
+    }
     // Every pair in the order of the run: its report, or why it did not run.
     let outcomes: Vec<PairOutput> = pairs
         .iter()

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::moto;
 
-fn run_cli(args: &[&str], env: &[(&str, String)]) -> (i32, Value) {
+pub(super) fn run_cli(args: &[&str], env: &[(&str, String)]) -> (i32, Value) {
     let out = Command::new(env!("CARGO_BIN_EXE_glue-recon"))
         .args(args)
         .envs(env.iter().map(|(k, v)| (*k, v.as_str())))

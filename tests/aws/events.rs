@@ -1,6 +1,7 @@
 //! The merge's "Reconciliation Completed" event on moto: a rule on the default bus
 //! matching `source: glue-recon` and the event's detail-type sends it to an SQS
-//! queue, where the test reads the pair, run id, status, counts and report URI.
+//! queue, where the test reads the pair, run id, status, counts and report URI. The
+//! CLI's `--event-bus` sends the same event.
 
 use std::sync::Arc;
 
@@ -10,12 +11,13 @@ use glue_recon::completion::{DETAIL_TYPE, SOURCE};
 use glue_recon::pipeline::{LookupRequest, load_config};
 use serde_json::{Value, json};
 
+use super::cli::{receive, run_cli};
 use super::moto;
 use super::pipeline::{hash_all, merge, pipeline};
 
-/// A queue that receives the events of run `run_id` through a rule on the default
-/// bus; its URL.
-async fn queue_for_run(conf: &aws_config::SdkConfig, run_id: &str) -> String {
+/// A queue that receives the events whose detail matches `detail` (an event pattern)
+/// through a rule on the default bus; its URL.
+async fn queue_for(conf: &aws_config::SdkConfig, detail: Value) -> String {
     let sqs = aws_sdk_sqs::Client::new(conf);
     let name = moto::unique("gr-events");
     let url = sqs
@@ -36,11 +38,11 @@ async fn queue_for_run(conf: &aws_config::SdkConfig, run_id: &str) -> String {
         .expect("queue attributes");
     let arn = attrs.attributes().unwrap()[&QueueAttributeName::QueueArn].clone();
     let events = aws_sdk_eventbridge::Client::new(conf);
-    // The sample rule of docs/deploy.md, narrowed to this run.
+    // The sample rule of docs/deploy.md, narrowed to this test's runs.
     let pattern = json!({
         "source": [SOURCE],
         "detail-type": [DETAIL_TYPE],
-        "detail": {"run_id": [run_id]}
+        "detail": detail
     });
     events
         .put_rule()
@@ -82,7 +84,7 @@ async fn the_merge_puts_a_completion_event_a_rule_delivers_to_sqs() {
         .unwrap();
     let request = LookupRequest::parse(json!({"pairs": ["orders"]})).unwrap();
     let out = p.lookup(&config, &request).await.expect("lookup");
-    let queue = queue_for_run(&conf, &out.run_id).await;
+    let queue = queue_for(&conf, json!({"run_id": [out.run_id]})).await;
     hash_all(&p, &out, &[]).await;
     let merged = merge(&p, &out).await;
 
@@ -123,4 +125,47 @@ async fn the_merge_puts_a_completion_event_a_rule_delivers_to_sqs() {
     assert_eq!(detail["target"], format!("glue://{db}/target"));
     // Counts and locations only: no masked (or any) row value.
     assert!(!event.to_string().contains('@'), "{event}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_cli_with_an_event_bus_puts_the_same_event() {
+    let conf = moto::sdk_config().await;
+    let dir = tempfile::tempdir().unwrap();
+    moto::sample(dir.path());
+    let bucket = moto::unique("gr-cli-events");
+    let db = moto::unique("gr_cli_events").replace('-', "_");
+    let config = moto::sample_on_aws(&conf, dir.path(), &bucket, &db).await;
+    let toml = dir.path().join("aws.toml");
+    std::fs::write(&toml, config).unwrap();
+    let target = format!("glue://{db}/target");
+    let queue = queue_for(&conf, json!({"target": [target]})).await;
+    let root = format!("s3://{bucket}/reports");
+    let (code, report) = run_cli(
+        &[
+            "run",
+            "--config",
+            toml.to_str().unwrap(),
+            "--out",
+            &root,
+            "--json",
+            "--event-bus",
+            "default",
+        ],
+        &moto::child_env(),
+    );
+    assert_eq!(code, 1, "the sample's planted differences FAIL");
+    let events = receive(&conf, &queue).await;
+    assert_eq!(events.len(), 1, "one event per pair: {events:?}");
+    let detail = &events[0]["detail"];
+    let run_id = report["run_id"].as_str().unwrap();
+    assert_eq!(detail["pair"], "orders");
+    assert_eq!(detail["run_id"], run_id);
+    assert_eq!(detail["status"], report["status"]);
+    assert_eq!(detail["trigger"], report["trigger"]);
+    assert_eq!(detail["counts"], report["totals"]);
+    assert_eq!(
+        detail["report_uri"],
+        format!("{root}/orders/{run_id}/report.json")
+    );
+    assert_eq!(detail["target"], target);
 }
