@@ -92,10 +92,14 @@ impl Builders {
     }
 }
 
-/// Encode the findings of `partials` as a Parquet file.
+/// Encode the findings of `partials` as a Parquet file, partition by partition in
+/// label order (whatever order the partials finished in), so the same run gives the
+/// same file.
 pub fn write_diff_rows(key: &[String], partials: &[PartialDiff]) -> Result<Bytes> {
+    let mut sorted: Vec<&PartialDiff> = partials.iter().collect();
+    sorted.sort_by(|a, b| a.partition.cmp(&b.partition));
     let mut w = DiffRowsWriter::new(key)?;
-    for p in partials {
+    for p in sorted {
         w.add(p)?;
     }
     w.finish()
@@ -179,5 +183,54 @@ impl DiffRowsWriter {
             self.writer.write(&batch).map_err(write_error)?;
         }
         Ok(Bytes::from(self.writer.into_inner().map_err(write_error)?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::partial::{Finding, FindingKind};
+    use crate::table::{ItemRef, Presence};
+    use arrow::array::{Array, AsArray};
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+    fn partial(partition: &str) -> PartialDiff {
+        let mut p = PartialDiff::empty(ItemRef {
+            pair: "p".into(),
+            item_id: partition.into(),
+            partition: partition.into(),
+            presence: Presence::Both,
+        });
+        p.findings.push(Finding {
+            kind: FindingKind::MissingInTarget,
+            key: vec![Some("1".into())],
+            side: None,
+            count: None,
+            diffs: Vec::new(),
+            identical: None,
+        });
+        p
+    }
+
+    /// Partials that finished in any order give the rows in partition order.
+    #[test]
+    fn rows_come_in_partition_order() {
+        let key = vec!["id".to_string()];
+        let bytes =
+            write_diff_rows(&key, &[partial("dt=3"), partial("dt=1"), partial("dt=2")]).unwrap();
+        let reader = ParquetRecordBatchReaderBuilder::try_new(bytes)
+            .unwrap()
+            .build()
+            .unwrap();
+        let mut partitions = Vec::new();
+        for batch in reader {
+            let batch = batch.unwrap();
+            let col = batch
+                .column_by_name("partition")
+                .unwrap()
+                .as_string::<i32>();
+            partitions.extend((0..col.len()).map(|i| col.value(i).to_string()));
+        }
+        assert_eq!(partitions, ["dt=1", "dt=2", "dt=3"]);
     }
 }
