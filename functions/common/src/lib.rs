@@ -126,10 +126,24 @@ pub async fn aws_config(function: &str) -> aws_config::SdkConfig {
     recon_aws_client::load_config(function).await
 }
 
+/// Whether a function masks values, so reads the masking key at cold start.
+#[cfg(feature = "pipeline")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Masking {
+    /// It writes values (recon-hash): reads the secret `RECON_MASK_KEY_SECRET` names.
+    ReadsKey,
+    /// It never sees a value: the secret is not read even where the variable is set
+    /// (as under `cargo lambda watch`, where every function shares one environment).
+    NoKey,
+}
+
 /// The pipeline over `RECON_BUCKET`, with S3 storage and the Glue catalog; AWS calls
 /// carry `function` in their user agent.
 #[cfg(feature = "pipeline")]
-pub(crate) async fn pipeline_from_env(function: &str) -> Result<Pipeline, FunctionError> {
+pub(crate) async fn pipeline_from_env(
+    function: &str,
+    masking: Masking,
+) -> Result<Pipeline, FunctionError> {
     let bucket = required_env(RECON_BUCKET)?;
     let conf = aws_config(function).await;
     let mut pipeline = Pipeline::new(
@@ -159,7 +173,7 @@ pub(crate) async fn pipeline_from_env(function: &str) -> Result<Pipeline, Functi
     }
     // Only recon-hash masks values, and only its role may read the secret.
     let secret = std::env::var(RECON_MASK_KEY_SECRET).ok();
-    if let Some(secret) = secret.filter(|s| !s.trim().is_empty() && function == "recon-hash") {
+    if let Some(secret) = secret.filter(|s| !s.trim().is_empty() && masking == Masking::ReadsKey) {
         pipeline.mask_key = Some(recon_aws::secrets::mask_key(&conf, &secret).await?);
     }
     Ok(pipeline)
@@ -168,10 +182,12 @@ pub(crate) async fn pipeline_from_env(function: &str) -> Result<Pipeline, Functi
 /// Serve events with `handler` over one [`Pipeline`] built at cold start (tracing
 /// set up first, a missing `RECON_BUCKET` fails the start). The pipeline lives as
 /// long as the process, so handlers borrow it for `'static`. `function` is the
-/// binary's name (`env!("CARGO_BIN_NAME")`).
+/// binary's name (`env!("CARGO_BIN_NAME")`); `masking` says whether it reads the
+/// masking key.
 #[cfg(feature = "pipeline")]
 pub async fn run_with_pipeline<H, Fut, R>(
     function: &str,
+    masking: Masking,
     handler: H,
 ) -> Result<(), lambda_runtime::Error>
 where
@@ -180,7 +196,8 @@ where
     R: serde::Serialize,
 {
     init_tracing();
-    let pipeline: &'static Pipeline = Box::leak(Box::new(pipeline_from_env(function).await?));
+    let pipeline: &'static Pipeline =
+        Box::leak(Box::new(pipeline_from_env(function, masking).await?));
     lambda_runtime::run(lambda_runtime::service_fn(
         move |event: lambda_runtime::LambdaEvent<serde_json::Value>| {
             handler(pipeline, event.payload)

@@ -21,5 +21,10 @@ async fn handle(
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
-    recon_functions::run_with_pipeline(env!("CARGO_BIN_NAME"), handle).await
+    recon_functions::run_with_pipeline(
+        env!("CARGO_BIN_NAME"),
+        recon_functions::Masking::ReadsKey,
+        handle,
+    )
+    .await
 }

@@ -19,8 +19,10 @@ async fn handle(
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
     let config_uri: &'static str = required_env(RECON_CONFIG_URI)?.leak();
-    recon_functions::run_with_pipeline(env!("CARGO_BIN_NAME"), move |pipeline, event| {
-        handle(pipeline, config_uri, event)
-    })
+    recon_functions::run_with_pipeline(
+        env!("CARGO_BIN_NAME"),
+        recon_functions::Masking::NoKey,
+        move |pipeline, event| handle(pipeline, config_uri, event),
+    )
     .await
 }
