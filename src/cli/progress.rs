@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 
+use glue_recon::runner::FooterCounts;
 use glue_recon::scan::Progress;
 
 use glue_recon::report::thousands;
@@ -101,5 +102,9 @@ impl Progress for Bar {
         self.bar.set_length(rows);
         self.bar.set_style(style(HASHING));
         self.partitions_message();
+    }
+
+    fn footers_differ(&self, counts: &FooterCounts) {
+        self.bar.println(format!("  {}", counts.describe()));
     }
 }

@@ -297,3 +297,54 @@ fn multi_level_partitions_and_the_hive_default_partition() {
     assert_eq!(keys(&run, FindingKind::MissingInTarget), vec!["3"]);
     assert_eq!(run.report.totals.matched, 3);
 }
+
+/// What a run told its progress, in order.
+#[derive(Default)]
+struct Told(std::sync::Mutex<Vec<String>>);
+
+impl glue_recon::scan::Progress for Told {
+    fn rows(&self, _: u64) {
+        self.0.lock().unwrap().push("rows".into());
+    }
+    fn item_done(&self, _: &str) {}
+    fn planned(&self, rows: u64, items: usize) {
+        self.0
+            .lock()
+            .unwrap()
+            .push(format!("planned {rows} {items}"));
+    }
+    fn footers_differ(&self, c: &glue_recon::runner::FooterCounts) {
+        self.0.lock().unwrap().push(c.describe());
+    }
+}
+
+#[test]
+fn partitions_whose_footers_differ_are_told_before_a_row_is_hashed() {
+    let lab = Lab::new();
+    lab.write("source/dt=1/part-0.parquet", &rows(0, 10));
+    lab.write("target/dt=1/part-0.parquet", &rows(0, 10));
+    lab.write("source/dt=2/part-0.parquet", &rows(100, 1000));
+    lab.write("target/dt=2/part-0.parquet", &rows(100, 997));
+    lab.write("target/dt=3/part-0.parquet", &rows(200, 5));
+    // Equal counts with other keys: the footers cannot tell, the hashing does.
+    lab.write("source/dt=4/part-0.parquet", &rows(300, 4));
+    lab.write("target/dt=4/part-0.parquet", &rows(400, 4));
+    let told = std::sync::Arc::new(Told::default());
+    let opts = glue_recon::runner::RunOptions {
+        progress: told.clone(),
+        ..local_options()
+    };
+    let run = lab.run_with(&["id"], "", &opts);
+    let told = told.0.lock().unwrap().clone();
+    let first_rows = told.iter().position(|t| t == "rows").expect("rows hashed");
+    assert_eq!(
+        told[..first_rows],
+        [
+            "planned 2030 4".to_string(), // 20 + 1,997 + 5 + 8 rows
+            "dt=2: the footers already differ: 1,000 source rows, 997 target rows".into(),
+            "dt=3: the footers already differ: 0 source rows, 5 target rows".into(),
+        ]
+    );
+    assert!(!told[first_rows..].iter().any(|t| t.contains("differ")));
+    assert_eq!(run.report.totals.missing_in_target, 3 + 4);
+}

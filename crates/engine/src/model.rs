@@ -121,3 +121,36 @@ pub struct WorkItem {
     /// Target files.
     pub target: Vec<TableFile>,
 }
+
+/// What the files' footers say of an item before a page is read: the rows of each
+/// side (a file whose footer could not be read counts 0; its item fails later).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FooterCounts {
+    /// The partition label.
+    pub partition: String,
+    /// Source rows.
+    pub source_rows: u64,
+    /// Target rows.
+    pub target_rows: u64,
+}
+
+impl FooterCounts {
+    /// Whether the sides' row counts differ: the partition has findings for sure.
+    pub fn differ(&self) -> bool {
+        self.source_rows != self.target_rows
+    }
+
+    /// `dt=1: the footers already differ: 10 source rows, 0 target rows`.
+    pub fn describe(&self) -> String {
+        format!(
+            "{}: the footers already differ: {} source rows, {} target rows",
+            if self.partition.is_empty() {
+                "the table"
+            } else {
+                &self.partition
+            },
+            crate::numbers::thousands(self.source_rows),
+            crate::numbers::thousands(self.target_rows)
+        )
+    }
+}

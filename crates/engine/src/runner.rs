@@ -14,6 +14,7 @@ use crate::error::{ReconError, Result};
 use crate::hints::HintCollector;
 use crate::layout::{ReportLocation, report_dir};
 use crate::mask::MaskKey;
+pub use crate::model::FooterCounts;
 use crate::partial::PartialDiff;
 use crate::partition_filter::Filter;
 use crate::plan::{ComparePlan, with_partition_columns};
@@ -99,6 +100,8 @@ pub struct PreparedPair {
     /// Rows of the items' files in all, both sides (from their footers; a file whose
     /// footer could not be read counts 0).
     pub total_rows: u64,
+    /// Each item's rows per side from the footers, by partition.
+    pub footer_counts: Vec<FooterCounts>,
 }
 
 /// Resolve a table location to its files.
@@ -208,15 +211,27 @@ pub async fn prepare_pair(pair: &PairConfig, opts: &RunOptions) -> Result<Prepar
     let ((s_schema, mut rows), (t_schema, t_rows)) = (s_schema?, t_schema?);
     rows.extend(t_rows);
     let plan = ComparePlan::build(pair, &s_schema, &t_schema)?;
-    let total_rows = items
+    let side_rows = |files: &[crate::table::TableFile]| -> u64 {
+        files.iter().filter_map(|f| rows.get(&f.file.uri)).sum()
+    };
+    let mut footer_counts: Vec<FooterCounts> = items
         .iter()
-        .flat_map(|i| i.source.iter().chain(&i.target))
-        .filter_map(|f| rows.get(&f.file.uri))
+        .map(|i| FooterCounts {
+            partition: i.partition.clone(),
+            source_rows: side_rows(&i.source),
+            target_rows: side_rows(&i.target),
+        })
+        .collect();
+    footer_counts.sort_by(|a, b| a.partition.cmp(&b.partition));
+    let total_rows = footer_counts
+        .iter()
+        .map(|c| c.source_rows + c.target_rows)
         .sum();
     Ok(PreparedPair {
         plan,
         items,
         total_rows,
+        footer_counts,
     })
 }
 
@@ -286,6 +301,10 @@ pub async fn run_pair_full(
     let prepared = prepare_pair(pair, opts).await?;
     opts.progress
         .planned(prepared.total_rows, prepared.items.len());
+    // Before a page is read: partitions whose row counts already differ.
+    for counts in prepared.footer_counts.iter().filter(|c| c.differ()) {
+        opts.progress.footers_differ(counts);
+    }
     let mask = match &opts.mask_key {
         Some(key) => Some(key.clone()),
         None if prepared.plan.masks_columns() => Some(MaskKey::local()?),

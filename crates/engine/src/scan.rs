@@ -49,6 +49,9 @@ pub trait Progress: Send + Sync {
     /// The work planned for the pair, told once before hashing starts: the rows its
     /// items hold in all, both sides, from the files' footers, and the items.
     fn planned(&self, _rows: u64, _items: usize) {}
+    /// A partition whose footers already hold different row counts on the two sides,
+    /// told after [`Progress::planned`] and before any row is hashed.
+    fn footers_differ(&self, _counts: &crate::model::FooterCounts) {}
 }
 
 /// Progress that goes nowhere.

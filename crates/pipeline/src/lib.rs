@@ -441,6 +441,15 @@ impl Pipeline {
             opts.catalog = self.catalog.clone();
             opts.partitions = partitions.get(&pair.name).cloned();
             let prepared = prepare_pair(pair, &opts).await?;
+            for counts in prepared.footer_counts.iter().filter(|c| c.differ()) {
+                tracing::info!(
+                    pair = %pair.name,
+                    partition = %counts.partition,
+                    source_rows = counts.source_rows,
+                    target_rows = counts.target_rows,
+                    "footer row counts differ"
+                );
+            }
             let plan = PairPlan {
                 schema_version: PLAN_SCHEMA_VERSION,
                 run_id: run_id.clone(),
