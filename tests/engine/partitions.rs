@@ -326,9 +326,26 @@ fn partitions_whose_footers_differ_are_told_before_a_row_is_hashed() {
     lab.write("source/dt=2/part-0.parquet", &rows(100, 1000));
     lab.write("target/dt=2/part-0.parquet", &rows(100, 997));
     lab.write("target/dt=3/part-0.parquet", &rows(200, 5));
-    // Equal counts with other keys: the footers cannot tell, the hashing does.
+    // Equal counts, other keys: the key ranges of the footers differ.
     lab.write("source/dt=4/part-0.parquet", &rows(300, 4));
     lab.write("target/dt=4/part-0.parquet", &rows(400, 4));
+    // Equal counts and ranges, a NULL key in the source: the null counts differ.
+    let with_null = batch(vec![
+        (
+            "id",
+            arr(Int64Array::from(vec![Some(500), None, Some(502)])),
+        ),
+        ("v", arr(StringArray::from(vec!["a", "b", "c"]))),
+    ]);
+    lab.write("source/dt=5/part-0.parquet", &with_null);
+    lab.write("target/dt=5/part-0.parquet", &rows(500, 3));
+    // Equal counts, ranges and nulls, one value changed: only the hashing can tell.
+    lab.write("source/dt=6/part-0.parquet", &rows(600, 3));
+    let changed = batch(vec![
+        ("id", arr(Int64Array::from_iter_values(600..603))),
+        ("v", arr(StringArray::from(vec!["v600", "changed", "v602"]))),
+    ]);
+    lab.write("target/dt=6/part-0.parquet", &changed);
     let told = std::sync::Arc::new(Told::default());
     let opts = glue_recon::runner::RunOptions {
         progress: told.clone(),
@@ -340,11 +357,22 @@ fn partitions_whose_footers_differ_are_told_before_a_row_is_hashed() {
     assert_eq!(
         told[..first_rows],
         [
-            "planned 2030 4".to_string(), // 20 + 1,997 + 5 + 8 rows
-            "dt=2: the footers already differ: 1,000 source rows, 997 target rows".into(),
+            "planned 2042 6".to_string(), // 20 + 1,997 + 5 + 8 + 6 + 6 rows
+            "dt=2: the footers already differ: 1,000 source rows, 997 target rows; \
+             key range 100..1099 vs 100..1096"
+                .into(),
             "dt=3: the footers already differ: 0 source rows, 5 target rows".into(),
+            "dt=4: the footers already differ: key range 300..303 vs 400..403".into(),
+            "dt=5: the footers already differ: NULL keys 1 vs 0".into(),
         ]
     );
     assert!(!told[first_rows..].iter().any(|t| t.contains("differ")));
     assert_eq!(run.report.totals.missing_in_target, 3 + 4);
+    assert_eq!(run.report.totals.extra_in_target, 5 + 4 + 1);
+    assert_eq!(run.report.totals.null_key_source, 1);
+    assert_eq!(
+        run.report.totals.mismatch,
+        1 + 2,
+        "dt=6, and dt=5 whose values differ"
+    );
 }

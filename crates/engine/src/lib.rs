@@ -16,6 +16,7 @@ pub mod catalog;
 pub mod config;
 pub mod diffrows;
 pub mod error;
+mod footer_stats;
 pub mod hints;
 pub mod html;
 pub mod index;

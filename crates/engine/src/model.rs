@@ -122,8 +122,33 @@ pub struct WorkItem {
     pub target: Vec<TableFile>,
 }
 
+/// What the footers say of a side's key columns: their NULLs in all and, for a
+/// one-column signed integer key, its smallest and largest value. `None` where a
+/// footer lacks the statistic (or the key is a partition column).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KeyFooter {
+    /// NULL key values.
+    pub nulls: Option<u64>,
+    /// The key's range.
+    pub range: Option<(i64, i64)>,
+}
+
+impl KeyFooter {
+    /// The statistics of two sets of rows together (`None` unless both have it).
+    pub fn and(self, other: KeyFooter) -> KeyFooter {
+        KeyFooter {
+            nulls: self.nulls.zip(other.nulls).map(|(a, b)| a + b),
+            range: self
+                .range
+                .zip(other.range)
+                .map(|((a0, a1), (b0, b1))| (a0.min(b0), a1.max(b1))),
+        }
+    }
+}
+
 /// What the files' footers say of an item before a page is read: the rows of each
-/// side (a file whose footer could not be read counts 0; its item fails later).
+/// side (a file whose footer could not be read counts 0; its item fails later) and
+/// its key statistics.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FooterCounts {
     /// The partition label.
@@ -132,25 +157,57 @@ pub struct FooterCounts {
     pub source_rows: u64,
     /// Target rows.
     pub target_rows: u64,
+    /// The source's key statistics (`None`: a side without rows).
+    pub source_key: Option<KeyFooter>,
+    /// The target's key statistics.
+    pub target_key: Option<KeyFooter>,
 }
 
 impl FooterCounts {
-    /// Whether the sides' row counts differ: the partition has findings for sure.
+    /// What differs already, where both sides have the statistic: row counts, NULL
+    /// keys, key ranges. Each one means the partition has findings.
+    pub fn differences(&self) -> Vec<String> {
+        let n = crate::numbers::thousands;
+        let mut out = Vec::new();
+        if self.source_rows != self.target_rows {
+            out.push(format!(
+                "{} source rows, {} target rows",
+                n(self.source_rows),
+                n(self.target_rows)
+            ));
+        }
+        let (s, t) = (
+            self.source_key.unwrap_or_default(),
+            self.target_key.unwrap_or_default(),
+        );
+        if let (Some(a), Some(b)) = (s.nulls, t.nulls)
+            && a != b
+        {
+            out.push(format!("NULL keys {} vs {}", n(a), n(b)));
+        }
+        if let (Some((a0, a1)), Some((b0, b1))) = (s.range, t.range)
+            && (a0, a1) != (b0, b1)
+        {
+            out.push(format!("key range {a0}..{a1} vs {b0}..{b1}"));
+        }
+        out
+    }
+
+    /// Whether anything differs already.
     pub fn differ(&self) -> bool {
-        self.source_rows != self.target_rows
+        !self.differences().is_empty()
     }
 
     /// `dt=1: the footers already differ: 10 source rows, 0 target rows`.
     pub fn describe(&self) -> String {
         format!(
-            "{}: the footers already differ: {} source rows, {} target rows",
+            "{}: the footers already differ: {}",
             if self.partition.is_empty() {
                 "the table"
             } else {
                 &self.partition
             },
-            crate::numbers::thousands(self.source_rows),
-            crate::numbers::thousands(self.target_rows)
+            self.differences().join("; ")
         )
     }
 }

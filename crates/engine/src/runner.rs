@@ -11,10 +11,11 @@ use futures::StreamExt;
 use crate::budget::MemoryBudget;
 use crate::config::{Defaults, PairConfig};
 use crate::error::{ReconError, Result};
+use crate::footer_stats::key_footer;
 use crate::hints::HintCollector;
 use crate::layout::{ReportLocation, report_dir};
 use crate::mask::MaskKey;
-pub use crate::model::FooterCounts;
+pub use crate::model::{FooterCounts, KeyFooter};
 use crate::partial::PartialDiff;
 use crate::partition_filter::Filter;
 use crate::plan::{ComparePlan, with_partition_columns};
@@ -137,7 +138,8 @@ const FOOTER_CONCURRENCY: usize = 32;
 async fn table_schema(
     opts: &RunOptions,
     listing: &TableListing,
-) -> Result<(arrow::datatypes::Schema, HashMap<String, u64>)> {
+    key: &[String],
+) -> Result<(arrow::datatypes::Schema, HashMap<String, (u64, KeyFooter)>)> {
     let mut rows = HashMap::new();
     let mut union = SideSchema::new(&listing.location);
     let mut corrupt = None;
@@ -150,8 +152,10 @@ async fn table_schema(
     while let Some(opened) = footers.next().await {
         match opened {
             Ok(opened) => {
-                let n = opened.meta.metadata().file_metadata().num_rows();
-                rows.insert(opened.file.file.uri.clone(), n.max(0) as u64);
+                let meta = opened.meta.metadata();
+                let n = meta.file_metadata().num_rows().max(0) as u64;
+                let key = key_footer(meta, key);
+                rows.insert(opened.file.file.uri.clone(), (n, key));
                 union.add(&opened.file.file.uri, &opened.schema)?
             }
             Err(e @ ReconError::CorruptParquet { .. }) => {
@@ -206,20 +210,44 @@ pub async fn prepare_pair(pair: &PairConfig, opts: &RunOptions) -> Result<Prepar
                 .retain(|f| wanted.contains(&partition_label(&f.partition)));
         }
     }
-    let (s_schema, t_schema) =
-        futures::join!(table_schema(opts, &source), table_schema(opts, &target));
+    // The key's names on the source side (before `rename`).
+    let source_key: Vec<String> = pair
+        .key
+        .iter()
+        .map(|k| {
+            pair.rename
+                .iter()
+                .find(|(_, to)| to.eq_ignore_ascii_case(k))
+                .map_or_else(|| k.clone(), |(from, _)| from.clone())
+        })
+        .collect();
+    let (s_schema, t_schema) = futures::join!(
+        table_schema(opts, &source, &source_key),
+        table_schema(opts, &target, &pair.key)
+    );
     let ((s_schema, mut rows), (t_schema, t_rows)) = (s_schema?, t_schema?);
     rows.extend(t_rows);
     let plan = ComparePlan::build(pair, &s_schema, &t_schema)?;
-    let side_rows = |files: &[crate::table::TableFile]| -> u64 {
-        files.iter().filter_map(|f| rows.get(&f.file.uri)).sum()
+    // Rows and key statistics of a side's files that hold rows.
+    let side = |files: &[crate::table::TableFile]| -> (u64, Option<KeyFooter>) {
+        let read = files.iter().filter_map(|f| rows.get(&f.file.uri));
+        read.filter(|(n, _)| *n > 0)
+            .fold((0, None), |(n, key), (m, k)| {
+                (n + m, Some(key.map_or(*k, |key: KeyFooter| key.and(*k))))
+            })
     };
     let mut footer_counts: Vec<FooterCounts> = items
         .iter()
-        .map(|i| FooterCounts {
-            partition: i.partition.clone(),
-            source_rows: side_rows(&i.source),
-            target_rows: side_rows(&i.target),
+        .map(|i| {
+            let ((source_rows, source_key), (target_rows, target_key)) =
+                (side(&i.source), side(&i.target));
+            FooterCounts {
+                partition: i.partition.clone(),
+                source_rows,
+                target_rows,
+                source_key,
+                target_key,
+            }
         })
         .collect();
     footer_counts.sort_by(|a, b| a.partition.cmp(&b.partition));
