@@ -70,6 +70,23 @@ pub enum HintKind {
 }
 
 impl HintKind {
+    /// Every kind.
+    pub const ALL: [HintKind; 13] = [
+        HintKind::PartitionMissing,
+        HintKind::PartitionExtra,
+        HintKind::ColumnNulled,
+        HintKind::Scaled,
+        HintKind::Shifted,
+        HintKind::NullVsEmpty,
+        HintKind::CaseOnly,
+        HintKind::WhitespaceOnly,
+        HintKind::Truncated,
+        HintKind::Rounded,
+        HintKind::DuplicateCopies,
+        HintKind::DuplicateConflicts,
+        HintKind::KeyRange,
+    ];
+
     /// The name used in outputs (`PARTITION_MISSING`, ...).
     pub fn as_str(&self) -> &'static str {
         match self {

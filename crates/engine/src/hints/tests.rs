@@ -3,22 +3,7 @@ use super::*;
 /// `HintKind::as_str` is the name report.json uses.
 #[test]
 fn kind_names_are_the_serialised_names() {
-    use HintKind::*;
-    for kind in [
-        PartitionMissing,
-        PartitionExtra,
-        ColumnNulled,
-        Scaled,
-        Shifted,
-        NullVsEmpty,
-        CaseOnly,
-        WhitespaceOnly,
-        Truncated,
-        Rounded,
-        DuplicateCopies,
-        DuplicateConflicts,
-        KeyRange,
-    ] {
+    for kind in HintKind::ALL {
         assert_eq!(serde_json::to_value(kind).unwrap(), kind.as_str());
     }
 }
