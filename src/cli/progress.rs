@@ -86,6 +86,16 @@ impl Bar {
     }
 }
 
+/// `line` cut to `width` characters (`...` at the end where it was cut).
+fn fit(line: &str, width: usize) -> String {
+    if line.chars().count() <= width {
+        return line.to_string();
+    }
+    let mut cut: String = line.chars().take(width.saturating_sub(3)).collect();
+    cut.push_str("...");
+    cut
+}
+
 impl Progress for Bar {
     fn rows(&self, n: u64) {
         self.bar.inc(n);
@@ -105,6 +115,21 @@ impl Progress for Bar {
     }
 
     fn footers_differ(&self, counts: &FooterCounts) {
-        self.bar.println(format!("  {}", counts.describe()));
+        // A line per difference, each cut to the terminal's width: a line wider than
+        // the terminal would wrap under the bar.
+        let (_, columns) = console::Term::stderr().size();
+        let label = if counts.partition.is_empty() {
+            "the table"
+        } else {
+            &counts.partition
+        };
+        let mut lines = vec![format!("  {label}: the footers already differ:")];
+        lines.extend(counts.differences().into_iter().map(|d| format!("    {d}")));
+        // Written with the bar cleared, then the bar drawn again below them.
+        self.bar.suspend(|| {
+            for line in lines {
+                eprintln!("{}", fit(&line, columns as usize));
+            }
+        });
     }
 }

@@ -47,7 +47,7 @@ async fn the_merge_finds_the_planted_hints_in_every_finding_of_the_partials() {
     let cfg = load_config(&p.storage, &config_uri).await.unwrap();
     let request = LookupRequest::parse(serde_json::json!({"pairs": ["planted"]})).unwrap();
     let out = p.lookup(&cfg, &request).await.expect("lookup");
-    assert_eq!(out.item_count, 16, "one work item per partition");
+    assert_eq!(out.item_count, 18, "one work item per partition");
     hash_all(&p, &out, &[]).await;
     let merged = merge(&p, &out).await;
 

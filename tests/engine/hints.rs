@@ -91,10 +91,10 @@ pub type Planted = (
     u64,
 );
 
-/// Write `source/dt=pNN/` and `target/dt=pNN/` under `dir`: 16 partitions of 100
-/// rows, partition 0 clean, 1-13 one planted pattern each, 14-15 noise (random
-/// changes on the planted columns, scattered missing and extra keys). Returns the
-/// hints the planted patterns must give, and nothing more.
+/// Write `source/dt=pNN/` and `target/dt=pNN/` under `dir`: 18 partitions of 100
+/// rows, partition 0 clean, 1-13 and 16-17 one planted pattern each, 14-15 noise
+/// (random changes on the planted columns, scattered missing and extra keys).
+/// Returns the hints the planted patterns must give, and nothing more.
 pub fn plant_patterns(dir: &Path) -> Vec<Planted> {
     let write = |side: &str, p: i64, rows: &[Row]| {
         write_parquet(
@@ -103,7 +103,7 @@ pub fn plant_patterns(dir: &Path) -> Vec<Planted> {
             1 << 20,
         )
     };
-    for p in 0..16 {
+    for p in 0..18 {
         let mut source: Vec<Row> = (0..ROWS).map(|i| base_row(p, i)).collect();
         let mut target = source.clone();
         for (i, (s, t)) in source.iter_mut().zip(target.iter_mut()).enumerate() {
@@ -130,6 +130,10 @@ pub fn plant_patterns(dir: &Path) -> Vec<Planted> {
                 14 if i < 60 => t.ts += ((i * 37 % 500) + 1) * 1_000_000,
                 15 if i < 30 => t.rate += (i as i128 * 13 % 97) + 1,
                 15 if i < 50 => t.note = format!("other {}", i * 7),
+                17 if i < 20 => {
+                    s.qty = None;
+                    t.qty = Some(0);
+                }
                 _ => {}
             }
         }
@@ -158,7 +162,9 @@ pub fn plant_patterns(dir: &Path) -> Vec<Planted> {
             }
             _ => {}
         }
-        write("source", p, &source);
+        if p != 16 {
+            write("source", p, &source);
+        }
         if p != 10 {
             write("target", p, &target);
         }
@@ -166,6 +172,8 @@ pub fn plant_patterns(dir: &Path) -> Vec<Planted> {
     use HintKind::*;
     vec![
         (PartitionMissing, None, None, vec!["dt=p10"], 100),
+        (PartitionExtra, None, None, vec!["dt=p16"], 100),
+        (NullVsEmpty, Some("qty"), None, vec!["dt=p17"], 20),
         (ColumnNulled, Some("qty"), None, vec!["dt=p09"], 100),
         (KeyRange, Some("id"), None, vec![], 50),
         (Scaled, Some("amount"), None, vec!["dt=p01"], 40),
@@ -243,7 +251,7 @@ pub fn check_planted_hints(report: &Report, planted: &[Planted]) {
     assert_eq!(total, planted + 5 + 8 + 60 + 50);
     for h in &report.hints {
         assert!(
-            (h.share - h.findings as f64 / total as f64).abs() < 1e-12,
+            (h.share - h.findings as f64 / total as f64).abs() <= 5e-7,
             "{h:?}"
         );
         assert!(!h.examples.is_empty() && !h.suggestion.is_empty(), "{h:?}");
@@ -265,6 +273,9 @@ pub fn check_planted_hints(report: &Report, planted: &[Planted]) {
     assert!(summary(HintKind::CaseOnly, "name").contains("ignore_case = true on name"));
     assert!(summary(HintKind::WhitespaceOnly, "name").contains("trim = true on name"));
     assert!(summary(HintKind::NullVsEmpty, "name").contains("empty_as_null = true on name"));
+    assert!(
+        summary(HintKind::NullVsEmpty, "qty").contains("NULL in the source where the target has 0")
+    );
     assert!(summary(HintKind::KeyRange, "id").contains("id 900001..900050"));
 }
 

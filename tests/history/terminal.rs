@@ -111,6 +111,13 @@ fn the_progress_line_shows_total_percent_rate_and_eta_within_80_columns() {
         .filter(|l| l.contains("rows/s") || l.contains("writing report"))
         .collect();
     let hashing: Vec<&&String> = progress.iter().filter(|l| l.contains("rows/s")).collect();
+    // The sample's partitions whose footers already differ, said before the hashing.
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("  dt=") && l.ends_with("the footers already differ:")),
+        "no footer check in {lines:#?}"
+    );
     assert!(!hashing.is_empty(), "no progress line in {lines:#?}");
     // Both sides hashed: the total is the rows the footers hold, as the report counts.
     let report = std::fs::read_dir(dir.join("out/orders"))

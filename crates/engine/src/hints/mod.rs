@@ -123,7 +123,7 @@ pub struct Hint {
     pub partitions: Vec<String>,
     /// Findings it explains.
     pub findings: u64,
-    /// Its share of all the pair's findings (0-1).
+    /// Its share of all the pair's findings (0-1, six decimals).
     pub share: f64,
     /// What was found, in one line.
     pub summary: String,
@@ -425,11 +425,13 @@ impl HintCollector {
         hints
     }
 
+    /// `n` over all findings, to six decimals: a number that reads back from
+    /// report.json as written.
     fn share(&self, n: u64) -> f64 {
         if self.findings == 0 {
             0.0
         } else {
-            n as f64 / self.findings as f64
+            (n as f64 / self.findings as f64 * 1e6).round() / 1e6
         }
     }
 
@@ -733,7 +735,7 @@ fn column_texts(c: &str, pattern: &Pattern, longest: usize) -> (HintKind, String
                 HintKind::Truncated,
                 format!("target {c} is the source's timestamp cut to {unit}"),
                 format!(
-                    "the target stores {c} at a lower precision: write it with the source's (e.g. TIMESTAMP_MICROS), or exclude the precision loss on purpose"
+                    "the target stores {c} at a lower precision: write it at the source's precision (e.g. TIMESTAMP_MICROS)"
                 ),
             )
         }
