@@ -118,12 +118,7 @@ impl Progress for Bar {
         // A line per difference, each cut to the terminal's width: a line wider than
         // the terminal would wrap under the bar.
         let (_, columns) = console::Term::stderr().size();
-        let label = if counts.partition.is_empty() {
-            "the table"
-        } else {
-            &counts.partition
-        };
-        let mut lines = vec![format!("  {label}: the footers already differ:")];
+        let mut lines = vec![format!("  {}: the footers already differ:", counts.label())];
         lines.extend(counts.differences().into_iter().map(|d| format!("    {d}")));
         // Written with the bar cleared, then the bar drawn again below them.
         self.bar.suspend(|| {

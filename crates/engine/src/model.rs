@@ -198,15 +198,20 @@ impl FooterCounts {
         !self.differences().is_empty()
     }
 
+    /// The partition's label, `the table` for an unpartitioned one.
+    pub fn label(&self) -> &str {
+        if self.partition.is_empty() {
+            "the table"
+        } else {
+            &self.partition
+        }
+    }
+
     /// `dt=1: the footers already differ: 10 source rows, 0 target rows`.
     pub fn describe(&self) -> String {
         format!(
             "{}: the footers already differ: {}",
-            if self.partition.is_empty() {
-                "the table"
-            } else {
-                &self.partition
-            },
+            self.label(),
             self.differences().join("; ")
         )
     }

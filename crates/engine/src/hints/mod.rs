@@ -222,15 +222,36 @@ enum Subject {
 /// Key values of a finding, borrowed from its partial.
 type KeyRef<'a> = &'a [Option<String>];
 
+/// Differences one pattern fits in a column of a partition (or that are a target
+/// NULL): how many, the first keys, the longest target text.
+#[derive(Default)]
+struct Fit<'a> {
+    count: u64,
+    examples: Vec<KeyRef<'a>>,
+    longest: usize,
+}
+
+impl<'a> Fit<'a> {
+    fn add(&mut self, key: KeyRef<'a>, target_chars: usize) {
+        self.count += 1;
+        self.longest = self.longest.max(target_chars);
+        if self.examples.len() < EXAMPLES {
+            self.examples.push(key);
+        }
+    }
+
+    fn owned_examples(&self) -> Vec<Vec<Option<String>>> {
+        self.examples.iter().map(|k| k.to_vec()).collect()
+    }
+}
+
 /// Differences of one column in one partition, while the partition is read.
 #[derive(Default)]
 struct ColumnTally<'a> {
     differences: u64,
-    /// Per pattern: the differences it fits, and the first keys.
-    fits: HashMap<Pattern, (u64, Vec<KeyRef<'a>>)>,
-    longest: HashMap<Pattern, usize>,
-    target_null: u64,
-    nulled_examples: Vec<KeyRef<'a>>,
+    fits: HashMap<Pattern, Fit<'a>>,
+    /// Target NULLs where the source has a value.
+    nulled: Fit<'a>,
 }
 
 /// Gathers the hints of one pair from its partials, one partial at a time: each is
@@ -349,22 +370,17 @@ impl HintCollector {
                 }
                 let tally = columns.entry(&d.column).or_default();
                 tally.differences += 1;
+                let target_chars = d.target.as_deref().map_or(0, |t| t.chars().count());
                 // A target NULL where the source has `''` is NULL_VS_EMPTY instead.
                 if d.target.is_none() && d.source.as_deref().is_some_and(|s| !s.is_empty()) {
-                    tally.target_null += 1;
-                    if tally.nulled_examples.len() < EXAMPLES {
-                        tally.nulled_examples.push(&f.key);
-                    }
+                    tally.nulled.add(&f.key, 0);
                 }
                 for pattern in patterns(d.source.as_deref(), d.target.as_deref()) {
-                    let len = d.target.as_deref().map_or(0, |t| t.chars().count());
-                    let longest = tally.longest.entry(pattern.clone()).or_default();
-                    *longest = (*longest).max(len);
-                    let (n, examples) = tally.fits.entry(pattern).or_default();
-                    *n += 1;
-                    if examples.len() < EXAMPLES {
-                        examples.push(&f.key);
-                    }
+                    tally
+                        .fits
+                        .entry(pattern)
+                        .or_default()
+                        .add(&f.key, target_chars);
                 }
             }
         }
@@ -372,32 +388,28 @@ impl HintCollector {
         // differs in every one of them (where the source has a value).
         let joined = p.totals.matched + p.totals.mismatch;
         for (column, tally) in columns {
-            let owned = |keys: &[&[Option<String>]]| -> Vec<Vec<Option<String>>> {
-                keys.iter().map(|k| k.to_vec()).collect()
-            };
-            if tally.target_null == tally.differences
-                && tally.target_null as f64 >= FIT_SHARE * joined as f64
+            let nulled = &tally.nulled;
+            if nulled.count == tally.differences && nulled.count as f64 >= FIT_SHARE * joined as f64
             {
-                let examples = owned(&tally.nulled_examples);
                 self.evidence
                     .entry(Subject::Nulled(column.to_string()))
                     .or_default()
-                    .add(&p.partition, tally.target_null, &examples);
+                    .add(&p.partition, nulled.count, &nulled.owned_examples());
                 continue;
             }
             let best = tally
                 .fits
                 .iter()
-                .max_by(|(pa, (na, _)), (pb, (nb, _))| na.cmp(nb).then_with(|| pb.cmp(pa)));
-            if let Some((pattern, (n, examples))) = best
-                && *n as f64 >= FIT_SHARE * tally.differences as f64
+                .max_by(|(pa, a), (pb, b)| a.count.cmp(&b.count).then_with(|| pb.cmp(pa)));
+            if let Some((pattern, fit)) = best
+                && fit.count as f64 >= FIT_SHARE * tally.differences as f64
             {
                 let e = self
                     .evidence
                     .entry(Subject::Column(column.to_string(), pattern.clone()))
                     .or_default();
-                e.add(&p.partition, *n, &owned(examples));
-                e.longest = e.longest.max(tally.longest[pattern]);
+                e.add(&p.partition, fit.count, &fit.owned_examples());
+                e.longest = e.longest.max(fit.longest);
             }
         }
     }
